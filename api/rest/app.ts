@@ -1,0 +1,90 @@
+/**
+ * The Fastify app: schema-first plugins per resource, one gate for auth and rate limits, one error
+ * shape. Built by buildApp() so tests use inject() and the api role listens.
+ */
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import { Counter } from 'prom-client';
+import { API_VERSION } from '../../src/domain/envelope.js';
+import { meRoutes } from './auth/me.js';
+import { catalogRoutes } from './catalog/routes.js';
+import type { AppContext } from './context.js';
+import { healthRoutes } from './health.js';
+import { installErrorHandling } from './plugins/errors.js';
+import { installGate } from './plugins/gate.js';
+import { installValidation } from './plugins/validation.js';
+import { ReadCache } from './read-cache.js';
+
+export interface BuiltApp {
+  app: FastifyInstance;
+  close(): Promise<void>;
+}
+
+/** Extra route plugins later capabilities register (liquidity, history, orders, sim control). */
+export type RoutePlugin = (app: FastifyInstance, ctx: AppContext) => void | Promise<void>;
+
+export async function buildApp(ctx: AppContext, plugins: RoutePlugin[] = []): Promise<BuiltApp> {
+  const app: FastifyInstance = Fastify({
+    loggerInstance: ctx.log.child({ component: 'api' }) as unknown as FastifyBaseLogger,
+    // Per-request logs at this rate would cost more than the request; metrics count them instead.
+    logController: new LogController({ disableRequestLogging: true }),
+    bodyLimit: 1_048_576,
+    trustProxy: false,
+    return503OnClosing: true,
+    routerOptions: { maxParamLength: 500 },
+  });
+  installValidation(app);
+  installErrorHandling(app);
+
+  // swagger-ui's own routes carry no config; mark every route without a /flow/v1 prefix public.
+  app.addHook('onRoute', (route) => {
+    if (!route.url.startsWith('/flow/v1/') || route.url === '/flow/v1/openapi.json') {
+      route.config = { ...(route.config ?? {}), public: true };
+    }
+  });
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: { title: 'Flow API', version: API_VERSION, description: 'Market aggregation and order execution. Contract: spec/interface.md.' },
+      components: {
+        securitySchemes: {
+          apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' },
+          playerJwt: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
+        },
+      },
+      security: [{ apiKey: [] }, { playerJwt: [] }],
+    },
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list' } });
+
+  const requests = new Counter({
+    name: 'flow_http_requests_total',
+    help: 'HTTP responses by route and status class',
+    labelNames: ['route', 'status'] as const,
+    registers: [ctx.metrics],
+  });
+  app.addHook('onResponse', async (req, reply) => {
+    requests.inc({ route: req.routeOptions.url ?? 'unmatched', status: `${Math.floor(reply.statusCode / 100)}xx` });
+  });
+
+  installGate(app, ctx);
+  const cache = new ReadCache(ctx.redis, ctx.ks);
+  await cache.start();
+
+  healthRoutes(app, ctx);
+  app.get('/flow/v1/openapi.json', { config: { public: true }, schema: { hide: true } }, async () => app.swagger());
+  meRoutes(app, ctx);
+  catalogRoutes(app, ctx, cache);
+  for (const plugin of plugins) await plugin(app, ctx);
+
+  await app.ready();
+  return {
+    app,
+    async close() {
+      cache.stop();
+      await app.close();
+    },
+  };
+}

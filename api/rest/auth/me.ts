@@ -1,0 +1,36 @@
+/** GET /flow/v1/auth/me: the caller context (spec "Caller context"). Exempt from the daily budget. */
+import type { FastifyInstance } from 'fastify';
+import { PLAN_CREDITS_PER_MONTH } from '../../../src/domain/plans.js';
+import { usageId } from '../../../src/store/redis/gate.js';
+import type { AppContext } from '../context.js';
+import { sendEnvelope } from '../reply.js';
+
+export function meRoutes(app: FastifyInstance, ctx: AppContext): void {
+  app.get(
+    '/flow/v1/auth/me',
+    { schema: { tags: ['account'], summary: 'Caller context' }, config: { dayExempt: true } },
+    async (req, reply) => {
+      const p = req.principal;
+      const usage = await ctx.gate.usage(usageId(p), ctx.clock.now());
+      const allowance = PLAN_CREDITS_PER_MONTH[p.plan];
+      return sendEnvelope(reply, ctx.clock.now(), {
+        auth_method: p.auth_method,
+        router_account_id: p.router_account_id,
+        workspace_id: p.workspace_id,
+        plan: p.plan,
+        environment: p.environment,
+        can_execute: p.entitlements.has('trade:execute') && p.key_type === 'execution',
+        entitlements: [...p.entitlements].sort(),
+        current_key: {
+          key_id: p.key_id,
+          key_type: p.key_type,
+          rate_limit_per_minute: p.rate_limit_per_minute,
+          rate_limit_per_day: p.rate_limit_per_day,
+        },
+        usage: { requests_last_24h: usage.requests24h, requests_last_7d: usage.requests7d, errors_last_24h: usage.errors24h },
+        // No credit purchases or spends exist yet; the allowance is the plan's, shown honestly as unspent.
+        credits: { allowance, purchased: 0, total: allowance, included_per_month: allowance, used_this_period: 0 },
+      });
+    },
+  );
+}

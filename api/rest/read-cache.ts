@@ -1,0 +1,54 @@
+/**
+ * Serialized catalog reads, kept until the catalog changes. Writers bump `catalog:version` in Redis
+ * (src/store/redis/catalog-version.ts); every API process checks it at most once per second, so a
+ * change is visible everywhere within a second and a hot read never touches PostgreSQL.
+ */
+import type { Redis } from '../../src/store/redis/client.js';
+import { readCatalogVersion } from '../../src/store/redis/catalog-version.js';
+import type { Keyspace } from '../../src/store/redis/client.js';
+
+export class ReadCache {
+  private version = -1;
+  private readonly entries = new Map<string, string>();
+  private timer: NodeJS.Timeout | null = null;
+
+  constructor(
+    private readonly redis: Redis,
+    private readonly ks: Keyspace,
+    private readonly maxEntries = 5_000,
+    private readonly refreshMs = 1_000,
+  ) {}
+
+  async start(): Promise<void> {
+    await this.refresh();
+    this.timer = setInterval(() => void this.refresh().catch(() => undefined), this.refreshMs);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+  }
+
+  async refresh(): Promise<void> {
+    const v = await readCatalogVersion(this.redis, this.ks);
+    if (v !== this.version) {
+      this.version = v;
+      this.entries.clear();
+    }
+  }
+
+  /** Returns the cached fragment or computes, stores and returns it. */
+  async get(key: string, compute: () => Promise<string>): Promise<string> {
+    const hit = this.entries.get(key);
+    if (hit !== undefined) return hit;
+    const version = this.version;
+    const value = await compute();
+    // Do not store a value computed across a version change: it may predate the change.
+    if (version === this.version) {
+      if (this.entries.size >= this.maxEntries) this.entries.clear();
+      this.entries.set(key, value);
+    }
+    return value;
+  }
+}

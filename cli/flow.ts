@@ -1,0 +1,106 @@
+#!/usr/bin/env node
+/**
+ * flow <role...> | flow all | flow start     run roles (FLOW_ROLES when none named)
+ * flow keys create|revoke|list ...           API keys (OPERATOR-INTERFACE.md)
+ * flow jwt --account <id> [--ttl 3600]       mint a player JWT
+ * flow migrate                               apply PostgreSQL migrations and exit
+ */
+import { loadConfig, parseRoles, ConfigError, type Role } from '../src/config.js';
+import { createLogger } from '../src/log.js';
+import { ensureDemoKey, seedSimCatalog } from './bootstrap.js';
+import { jwtCommand, runKeysCommand, UsageError } from './keys.js';
+import { startApi } from './roles/api.js';
+import { openRuntime, type Runtime } from './runtime.js';
+
+interface Running {
+  name: string;
+  stop(): Promise<void>;
+}
+
+type RoleStarter = (rt: Runtime) => Promise<Running>;
+
+const STARTERS: Partial<Record<Role, RoleStarter>> = {
+  api: async (rt) => ({ name: 'api', ...(await startApi(rt)) }),
+};
+
+async function runRoles(roles: Role[]): Promise<void> {
+  const config = loadConfig({ ...process.env, FLOW_ROLES: roles.join(',') });
+  const log = createLogger(config.logLevel);
+  if (config.adminTokenIsDefault) log.warn('FLOW_ADMIN_TOKEN is not set: the simulator control API accepts the default token dev-admin');
+  const rt = await openRuntime(config, log);
+  if (config.venues.includes('sim')) {
+    await seedSimCatalog(rt);
+    await ensureDemoKey(rt);
+  }
+  const running: Running[] = [];
+  for (const role of config.roles) {
+    const start = STARTERS[role];
+    if (!start) {
+      log.warn({ role }, 'role not available in this build; skipped');
+      continue;
+    }
+    running.push(await start(rt));
+  }
+  log.info({ roles: running.map((r) => r.name) }, 'flow started');
+
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ signal }, 'shutting down: stop accepting, drain, close stores');
+    const hard = setTimeout(() => {
+      log.error('shutdown took longer than 15 s; exiting');
+      process.exit(1);
+    }, 15_000);
+    hard.unref();
+    for (const r of [...running].reverse()) {
+      await r.stop().catch((err) => log.error({ err, role: r.name }, 'role failed to stop cleanly'));
+    }
+    await rt.close();
+    log.info('stopped');
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+}
+
+async function runTool(fn: (rt: Runtime) => Promise<void>): Promise<void> {
+  const config = loadConfig();
+  const log = createLogger(process.env.LOG_LEVEL || 'warn');
+  const rt = await openRuntime(config, log, { defaultMetrics: false });
+  try {
+    await fn(rt);
+  } finally {
+    await rt.close();
+  }
+}
+
+async function main(argv: string[]): Promise<void> {
+  const [cmd, ...rest] = argv;
+  const out = (s: string): void => void process.stdout.write(s + '\n');
+  switch (cmd) {
+    case 'keys':
+      return runTool((rt) => runKeysCommand(rt, rest, out));
+    case 'jwt':
+      return runTool(async (rt) => jwtCommand(rt, rest, out));
+    case 'migrate':
+      return runTool(async () => out('migrations applied'));
+    case undefined:
+    case 'start':
+      return runRoles(parseRoles(process.env.FLOW_ROLES));
+    default:
+      return runRoles(parseRoles([cmd, ...rest].join(',')));
+  }
+}
+
+main(process.argv.slice(2)).catch((err) => {
+  if (err instanceof UsageError || err instanceof ConfigError) {
+    process.stderr.write(`flow: ${err.message}\n`);
+    process.exit(2);
+  }
+  process.stderr.write(`flow: ${(err as Error).stack ?? String(err)}\n`);
+  if ((err as { code?: string }).code === 'ECONNREFUSED') {
+    process.stderr.write('flow: a store is unreachable; start Redis and PostgreSQL with: bash infra/services.sh up\n');
+  }
+  process.exit(1);
+});

@@ -1,0 +1,58 @@
+/**
+ * The composition root: opens the stores once per process and hands them to the roles. The only
+ * place allowed to import from every layer (src, pipelines, api).
+ */
+import { Registry, collectDefaultMetrics } from 'prom-client';
+import { systemClock, type Clock } from '../src/clock.js';
+import type { Config } from '../src/config.js';
+import type { Logger } from '../src/log.js';
+import { Cursors } from '../src/pagination.js';
+import { createClickHouse, type ClickHouseClient } from '../src/store/clickhouse/client.js';
+import { createPool, ensureDatabase, migrate, type Pool } from '../src/store/pg/pool.js';
+import { createRedis, Keyspace, type Redis } from '../src/store/redis/client.js';
+import { RequestGate } from '../src/store/redis/gate.js';
+
+export interface Runtime {
+  config: Config;
+  log: Logger;
+  clock: Clock;
+  pool: Pool;
+  redis: Redis;
+  ks: Keyspace;
+  gate: RequestGate;
+  cursors: Cursors;
+  metrics: Registry;
+  /** Opened on first use: only roles that read or write history pay for the engine. */
+  clickhouse(): ClickHouseClient;
+  close(): Promise<void>;
+}
+
+export async function openRuntime(config: Config, log: Logger, opts: { clock?: Clock; defaultMetrics?: boolean } = {}): Promise<Runtime> {
+  await ensureDatabase(config.databaseUrl, log);
+  const pool = createPool(config.databaseUrl);
+  await migrate(pool, log);
+  const redis = createRedis(config.redisUrl, { name: 'flow' });
+  await redis.ping();
+  const ks = new Keyspace(config.redisPrefix);
+  const metrics = new Registry();
+  if (opts.defaultMetrics !== false) collectDefaultMetrics({ register: metrics });
+  let ch: ClickHouseClient | null = null;
+  return {
+    config,
+    log,
+    clock: opts.clock ?? systemClock,
+    pool,
+    redis,
+    ks,
+    gate: new RequestGate(redis, ks),
+    cursors: new Cursors(config.cursorSecret),
+    metrics,
+    clickhouse() {
+      ch ??= createClickHouse({ url: config.clickhouseUrl, dataDir: config.dataDir });
+      return ch;
+    },
+    async close() {
+      await Promise.allSettled([pool.end(), redis.quit(), ch?.close()]);
+    },
+  };
+}

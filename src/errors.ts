@@ -1,0 +1,28 @@
+/**
+ * Errors that reach a caller carry a stable spec code and an HTTP status. Anything else is a bug
+ * and becomes a 500 `internal_error` with the details logged, never shown.
+ */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly details?: Record<string, unknown>,
+    readonly headers?: Record<string, string>,
+  ) {
+    super(message);
+    this.name = 'ApiError';
+  }
+
+  toBody(): { error: { code: string; message: string; details?: Record<string, unknown> } } {
+    return { error: { code: this.code, message: this.message, ...(this.details ? { details: this.details } : {}) } };
+  }
+}
+
+export const badRequest = (code: string, message: string, details?: Record<string, unknown>) =>
+  new ApiError(400, code, message, details);
+export const notFound = (what: string, id: string) =>
+  new ApiError(404, 'not_found', `${what} ${JSON.stringify(id)} was not found`, { [`${what}_id`]: id });
+export const unauthorized = (message: string) => new ApiError(401, 'unauthorized', message);
+export const entitlementRequired = (missing: string[]) =>
+  new ApiError(403, 'entitlement_required', `this key's plan lacks: ${missing.join(', ')}`, { missing });

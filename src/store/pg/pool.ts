@@ -1,0 +1,87 @@
+/** PostgreSQL: the system of record. Creates the database when missing, then migrates. */
+import pg from 'pg';
+import type { Logger } from '../../log.js';
+import { MIGRATIONS } from './migrations.js';
+
+export type Pool = pg.Pool;
+export type PoolClient = pg.PoolClient;
+
+// Return int8/numeric as numbers where the values are ours and bounded (counts, money with 2-6 dp).
+pg.types.setTypeParser(20, (v) => Number(v));
+pg.types.setTypeParser(1700, (v) => Number(v));
+
+export function createPool(databaseUrl: string, max = 10): Pool {
+  return new pg.Pool({ connectionString: databaseUrl, max, idleTimeoutMillis: 30_000 });
+}
+
+/** Creates the database named in the URL when it does not exist (connecting to `postgres`). */
+export async function ensureDatabase(databaseUrl: string, log?: Logger): Promise<void> {
+  const url = new URL(databaseUrl);
+  const name = decodeURIComponent(url.pathname.replace(/^\//, '')) || 'postgres';
+  const admin = new URL(databaseUrl);
+  admin.pathname = '/postgres';
+  const client = new pg.Client({ connectionString: admin.toString() });
+  await client.connect();
+  try {
+    const { rowCount } = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
+    if (!rowCount) {
+      try {
+        await client.query(`CREATE DATABASE ${pg.escapeIdentifier(name)}`);
+        log?.info({ database: name }, 'created database');
+      } catch (err) {
+        // Another process created it between our check and our CREATE.
+        if ((err as { code?: string }).code !== '42P04') throw err;
+      }
+    }
+  } finally {
+    await client.end();
+  }
+}
+
+/** Applies pending migrations under an advisory lock so concurrent starters do not race. */
+export async function migrate(pool: Pool, log?: Logger): Promise<number> {
+  const client = await pool.connect();
+  try {
+    await client.query('SELECT pg_advisory_lock(727001)');
+    await client.query(
+      'CREATE TABLE IF NOT EXISTS schema_migrations (version int PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())',
+    );
+    const { rows } = await client.query<{ version: number }>('SELECT version FROM schema_migrations');
+    const done = new Set(rows.map((r) => r.version));
+    let applied = 0;
+    for (const m of MIGRATIONS) {
+      if (done.has(m.version)) continue;
+      await client.query('BEGIN');
+      try {
+        await client.query(m.sql);
+        await client.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)', [m.version, m.name]);
+        await client.query('COMMIT');
+        applied++;
+        log?.info({ version: m.version, name: m.name }, 'applied migration');
+      } catch (err) {
+        await client.query('ROLLBACK');
+        throw err;
+      }
+    }
+    return applied;
+  } finally {
+    await client.query('SELECT pg_advisory_unlock(727001)').catch(() => undefined);
+    client.release();
+  }
+}
+
+/** Runs fn in a transaction, rolling back on any error. */
+export async function inTransaction<T>(pool: Pool, fn: (c: PoolClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    const out = await fn(client);
+    await client.query('COMMIT');
+    return out;
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw err;
+  } finally {
+    client.release();
+  }
+}

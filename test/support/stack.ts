@@ -1,0 +1,96 @@
+/**
+ * A real stack for integration tests: its own PostgreSQL database and Redis key prefix (so files run
+ * in parallel and never see each other), dropped and deleted at the end.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { pino } from 'pino';
+import { buildApp, type BuiltApp, type RoutePlugin } from '../../api/rest/app.js';
+import { openRuntime, type Runtime } from '../../cli/runtime.js';
+import type { Clock } from '../../src/clock.js';
+import { loadConfig, type Config } from '../../src/config.js';
+import { seedCatalog, type CatalogSeed } from '../../src/store/pg/catalog.js';
+import { bumpCatalogVersion } from '../../src/store/redis/catalog-version.js';
+import { FIXTURE_CATALOG } from './fixture-catalog.js';
+
+export const PG_BASE = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+export interface TestStack {
+  config: Config;
+  rt: Runtime;
+  built: BuiltApp;
+  databaseUrl: string;
+  env: Record<string, string>;
+  close(): Promise<void>;
+}
+
+export function testNames(): { database: string; prefix: string; databaseUrl: string; dataDir: string } {
+  const tag = `${process.pid}_${randomBytes(4).toString('hex')}`;
+  const url = new URL(PG_BASE);
+  url.pathname = `/flow_test_${tag}`;
+  return {
+    database: `flow_test_${tag}`,
+    prefix: `flowtest_${tag}`,
+    databaseUrl: url.toString(),
+    dataDir: mkdtempSync(path.join(tmpdir(), 'flow-test-')),
+  };
+}
+
+export async function dropDatabase(name: string): Promise<void> {
+  const c = new pg.Client({ connectionString: PG_BASE });
+  await c.connect();
+  try {
+    await c.query(`DROP DATABASE IF EXISTS ${pg.escapeIdentifier(name)} WITH (FORCE)`);
+  } finally {
+    await c.end();
+  }
+}
+
+export async function deletePrefix(rt: Runtime, prefix: string): Promise<void> {
+  let cursor = '0';
+  do {
+    const [next, keys] = await rt.redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
+    cursor = next;
+    if (keys.length) await rt.redis.unlink(...keys);
+  } while (cursor !== '0');
+}
+
+export async function startStack(opts: { clock?: Clock; catalog?: CatalogSeed | null; plugins?: RoutePlugin[] } = {}): Promise<TestStack> {
+  const names = testNames();
+  const env = {
+    DATABASE_URL: names.databaseUrl,
+    REDIS_URL,
+    REDIS_PREFIX: names.prefix,
+    FLOW_DATA_DIR: names.dataDir,
+    FLOW_JWT_SECRET: 'test-jwt-secret',
+    FLOW_ADMIN_TOKEN: 'test-admin',
+  };
+  const config = loadConfig(env);
+  const rt = await openRuntime(config, pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }), { clock: opts.clock, defaultMetrics: false });
+  if (opts.catalog !== null) {
+    await seedCatalog(rt.pool, opts.catalog ?? FIXTURE_CATALOG);
+    await bumpCatalogVersion(rt.redis, rt.ks);
+  }
+  const built = await buildApp(
+    { config, log: rt.log, clock: rt.clock, pool: rt.pool, redis: rt.redis, ks: rt.ks, gate: rt.gate, cursors: rt.cursors, metrics: rt.metrics },
+    opts.plugins ?? [],
+  );
+  return {
+    config,
+    rt,
+    built,
+    databaseUrl: names.databaseUrl,
+    env,
+    async close() {
+      await built.close();
+      await deletePrefix(rt, names.prefix);
+      await rt.close();
+      await dropDatabase(names.database);
+      rmSync(names.dataDir, { recursive: true, force: true });
+    },
+  };
+}

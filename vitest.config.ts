@@ -1,0 +1,13 @@
+import { defineConfig } from 'vitest/config';
+
+// Forks, not threads: chDB binds one data directory per process, and each integration file
+// gets its own PostgreSQL database, Redis prefix and chDB directory (see test/support).
+export default defineConfig({
+  test: {
+    pool: 'forks',
+    include: ['test/**/*.test.ts'],
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+    maxWorkers: 2,
+  },
+});
