@@ -3,6 +3,7 @@ import { parseArgs } from 'node:util';
 import { isEnvironment, isKeyType, isPlan, PLANS } from '../src/domain/plans.js';
 import { signPlayerJwt } from '../src/jwt.js';
 import { createKey, KeyInputError, listKeys, revokeKey, type CreatedKey } from '../src/store/pg/keys.js';
+import { busTopic } from '../src/store/redis/bus.js';
 import type { Runtime } from './runtime.js';
 
 export class UsageError extends Error {}
@@ -54,7 +55,7 @@ export async function keysRevoke(rt: Runtime, keyId: string): Promise<boolean> {
   const hash = await revokeKey(rt.pool, keyId);
   if (!hash) return false;
   await rt.gate.forget(rt.gate.recordKey('key', hash));
-  await rt.redis.publish(rt.ks.k('events', 'keys-revoked'), JSON.stringify({ key_id: keyId, key_hash: hash }));
+  await rt.redis.publish(busTopic(rt.ks, 'keys-revoked'), JSON.stringify({ key_id: keyId, key_hash: hash }));
   return true;
 }
 

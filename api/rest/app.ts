@@ -15,6 +15,8 @@ import { installErrorHandling } from './plugins/errors.js';
 import { installGate } from './plugins/gate.js';
 import { installValidation } from './plugins/validation.js';
 import { ReadCache } from './read-cache.js';
+import { PrincipalCache } from '../../src/store/principals.js';
+import { subscribeBus } from '../../src/store/redis/bus.js';
 
 export interface BuiltApp {
   app: FastifyInstance;
@@ -69,7 +71,17 @@ export async function buildApp(ctx: AppContext, plugins: RoutePlugin[] = []): Pr
     requests.inc({ route: req.routeOptions.url ?? 'unmatched', status: `${Math.floor(reply.statusCode / 100)}xx` });
   });
 
-  installGate(app, ctx);
+  // Revocations reach every API process through the bus and evict its in-process principal cache.
+  const principals = new PrincipalCache(ctx.gate, ctx.pool);
+  const subscriber = ctx.redis.duplicate();
+  const unsubscribe = await subscribeBus(subscriber, ctx.ks, ['keys-revoked'], (_c, raw) => {
+    try {
+      principals.evictKeyHash((JSON.parse(raw) as { key_hash: string }).key_hash);
+    } catch {
+      principals.clear();
+    }
+  });
+  installGate(app, ctx, principals);
   const cache = new ReadCache(ctx.redis, ctx.ks);
   await cache.start();
 
@@ -85,6 +97,8 @@ export async function buildApp(ctx: AppContext, plugins: RoutePlugin[] = []): Pr
     async close() {
       cache.stop();
       await app.close();
+      await unsubscribe().catch(() => undefined);
+      subscriber.disconnect();
     },
   };
 }

@@ -12,7 +12,7 @@ import { principalFromRecord, type Principal, type PrincipalRecord } from '../..
 import { retryAfterSeconds } from '../../../src/domain/ratelimit.js';
 import { sha256Hex } from '../../../src/ids.js';
 import { verifyPlayerJwt } from '../../../src/jwt.js';
-import { principalRecordForAccount, principalRecordForKeyHash } from '../../../src/store/pg/keys.js';
+import { isInvalid, type Credential, type PrincipalCache } from '../../../src/store/principals.js';
 import { usageId, type GateOutcome } from '../../../src/store/redis/gate.js';
 import type { AppContext } from '../context.js';
 
@@ -27,20 +27,27 @@ declare module 'fastify' {
   }
 }
 
-export function installGate(app: FastifyInstance, ctx: AppContext): void {
-  const principals = new WeakMap<PrincipalRecord, Principal>();
+export function installGate(app: FastifyInstance, ctx: AppContext, principals: PrincipalCache): void {
+  const views = new WeakMap<PrincipalRecord, Principal>();
+  // Hashing the same key on every request is wasted work; keys are few, requests many.
+  const hashes = new Map<string, string>();
   app.decorateRequest('principal', null as unknown as Principal);
 
-  async function load(recordKey: string, kind: 'key' | 'acct', id: string): Promise<void> {
-    const rec = kind === 'key' ? await principalRecordForKeyHash(ctx.pool, id) : await principalRecordForAccount(ctx.pool, id);
-    await ctx.gate.remember(recordKey, rec);
+  function keyHash(key: string): string {
+    let h = hashes.get(key);
+    if (!h) {
+      h = sha256Hex(key);
+      if (hashes.size > 10_000) hashes.clear();
+      hashes.set(key, h);
+    }
+    return h;
   }
 
-  function credentials(request: FastifyRequest): { kind: 'key' | 'acct'; id: string } {
+  function credentials(request: FastifyRequest): Credential {
     const key = request.headers['x-api-key'];
     if (typeof key === 'string' && key.length > 0) {
       if (key.length > 256) throw unauthorized('API key is not valid');
-      return { kind: 'key', id: sha256Hex(key) };
+      return { kind: 'key', id: keyHash(key) };
     }
     const auth = request.headers.authorization;
     if (typeof auth === 'string' && auth.startsWith('Bearer ')) {
@@ -51,8 +58,7 @@ export function installGate(app: FastifyInstance, ctx: AppContext): void {
     throw unauthorized('send an API key in the X-API-Key header, or a player JWT as Authorization: Bearer <token>');
   }
 
-  function setHeaders(reply: FastifyReply, o: Extract<GateOutcome, { record: PrincipalRecord }>): void {
-    const r = o.record;
+  function setHeaders(reply: FastifyReply, r: PrincipalRecord, o: GateOutcome): void {
     reply.headers({
       'x-ratelimit-limit-minute': r.rpm,
       'x-ratelimit-remaining-minute': Math.max(0, r.rpm - o.minuteCount),
@@ -68,25 +74,18 @@ export function installGate(app: FastifyInstance, ctx: AppContext): void {
     // Unmatched routes go straight to the 404 handler; public routes need no key.
     if (!request.routeOptions.url || cfg.public) return;
     const cred = credentials(request);
-    const recordKey = ctx.gate.recordKey(cred.kind, cred.id);
-    const now = ctx.clock.now();
-    const exempt = cfg.dayExempt === true;
-    let outcome = await ctx.gate.check(recordKey, now, exempt);
-    if (outcome.kind === 'miss') {
-      await load(recordKey, cred.kind, cred.id);
-      outcome = await ctx.gate.check(recordKey, now, exempt);
-    }
-    if (outcome.kind === 'miss' || outcome.kind === 'invalid') {
-      const revoked = outcome.kind === 'invalid' && outcome.reason === 'revoked';
+    const rec = await principals.resolve(cred);
+    if (isInvalid(rec)) {
       throw unauthorized(
         cred.kind === 'acct'
           ? 'player token names no account'
-          : revoked
+          : rec.invalid === 'revoked'
             ? 'this API key was revoked; create a new one'
             : 'API key is not valid',
       );
     }
-    setHeaders(reply, outcome);
+    const outcome = await ctx.gate.check(rec, ctx.clock.now(), cfg.dayExempt === true);
+    setHeaders(reply, rec, outcome);
     if (outcome.kind !== 'allowed') {
       const window = outcome.kind === 'minute_exceeded' ? 'minute' : 'day';
       const wait = retryAfterSeconds(window === 'minute' ? outcome.windows.minuteTtlMs : outcome.windows.dayTtlMs);
@@ -98,10 +97,10 @@ export function installGate(app: FastifyInstance, ctx: AppContext): void {
         { 'retry-after': String(wait) },
       );
     }
-    let principal = principals.get(outcome.record);
+    let principal = views.get(rec);
     if (!principal) {
-      principal = principalFromRecord(outcome.record);
-      principals.set(outcome.record, principal);
+      principal = principalFromRecord(rec);
+      views.set(rec, principal);
     }
     request.principal = principal;
     const required = cfg.entitlements;

@@ -1,0 +1,47 @@
+/** Prometheus metrics of the stream gateway. Several gateways in one process share one set. */
+import { Counter, Gauge, type Registry } from 'prom-client';
+
+export interface GatewayMetrics {
+  connections: Gauge;
+  upgrades: Counter<'result'>;
+  busMessages: Counter<'channel'>;
+  dropped: Counter<'channel'>;
+  closed: Counter<'reason'>;
+}
+
+function once<T>(registry: Registry, name: string, make: () => T): T {
+  return (registry.getSingleMetric(name) as T | undefined) ?? make();
+}
+
+export function gatewayMetrics(registry: Registry): GatewayMetrics {
+  const registers = [registry];
+  return {
+    connections: once(registry, 'flow_stream_connections', () => new Gauge({ name: 'flow_stream_connections', help: 'Open stream connections in this process', registers })),
+    upgrades: once(
+      registry,
+      'flow_stream_upgrades_total',
+      () => new Counter({ name: 'flow_stream_upgrades_total', help: 'Stream upgrade attempts by result (accepted, unauthorized, limit, error)', labelNames: ['result'] as const, registers }),
+    ),
+    busMessages: once(
+      registry,
+      'flow_stream_bus_messages_total',
+      () => new Counter({ name: 'flow_stream_bus_messages_total', help: 'Bus messages received by the gateway, by channel', labelNames: ['channel'] as const, registers }),
+    ),
+    dropped: once(
+      registry,
+      'flow_stream_dropped_messages_total',
+      () =>
+        new Counter({
+          name: 'flow_stream_dropped_messages_total',
+          help: 'Messages not sent to a connection because its send buffer was full (backpressure), by channel',
+          labelNames: ['channel'] as const,
+          registers,
+        }),
+    ),
+    closed: once(
+      registry,
+      'flow_stream_server_closes_total',
+      () => new Counter({ name: 'flow_stream_server_closes_total', help: 'Connections closed by the server, by reason', labelNames: ['reason'] as const, registers }),
+    ),
+  };
+}

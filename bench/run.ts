@@ -1,0 +1,21 @@
+/**
+ * npm run bench -- <scenario> [args]: runs one named benchmark scenario. Each scenario prints its
+ * figures and the ratio against a baseline measured in the same run.
+ */
+const SCENARIOS: Record<string, string> = {
+  rest: './rest.js',
+  'rest-liquidity': './rest-liquidity.js',
+  ingest: './ingest.js',
+  'ws-fanout': './ws-fanout.js',
+  'history-ingest': './history-ingest.js',
+  'history-query': './history-query.js',
+};
+
+const [name, ...args] = process.argv.slice(2);
+if (!name || !SCENARIOS[name]) {
+  console.error(`usage: npm run bench -- <scenario> [args]\nscenarios: ${Object.keys(SCENARIOS).join(', ')}`);
+  process.exit(2);
+}
+const mod = (await import(SCENARIOS[name]!)) as { default: (args: string[]) => Promise<void> };
+await mod.default(args);
+process.exit(0);

@@ -1,0 +1,104 @@
+/**
+ * Stream events as the spec shows them to WebSocket clients, and the bus that carries them between
+ * processes (compute/ingest → Redis pub/sub → every gateway). One bus topic per channel; each message
+ * names its contest (and league) so a gateway can route it without parsing the rest.
+ */
+
+export const STREAM_CHANNELS = ['liquidity', 'ticks', 'arbitrage', 'signal', 'trades', 'contest_state', 'orders', 'balance'] as const;
+export type StreamChannel = (typeof STREAM_CHANNELS)[number];
+
+export interface LiquidityChangedEntry {
+  liquidity_hash: string;
+  partner_id: string;
+  price: number;
+  available: number;
+}
+
+export interface LiquidityUpdateEvent {
+  type: 'liquidity.update';
+  contest_id: string;
+  changed_entries: LiquidityChangedEntry[];
+  refresh_required: boolean;
+  timestamp: string;
+}
+
+export interface TickEntry {
+  position_hash: string;
+  partner_id: string;
+  partner_name: string;
+  price: number;
+  american_odds: string;
+  available: number;
+  liquidity_hash: string;
+  fee_packet: { taker_price: number; maker_price: number; taker_fee: number; maker_fee: number } | null;
+  actionable: boolean;
+  buy_id: string;
+  source: 'streaming' | 'polling';
+  outlier: boolean;
+  median: number | null;
+  as_of: string;
+}
+
+/** On the bus a ticks event has no seq: seq is per connection, added by the gateway. */
+export interface TicksBusEvent {
+  type: 'ticks';
+  contest_id: string;
+  ticks: TickEntry[];
+  timestamp: string;
+}
+
+export interface ContestStateEvent {
+  type: 'contest_state.update';
+  contest_id: string;
+  state: Record<string, unknown>;
+  refreshed_at: string;
+  timestamp: string;
+}
+
+export interface TradePrint {
+  partner_id: string;
+  partner_name: string;
+  venue_trade_id: string;
+  venue_market_id: string;
+  liquidity_hash: string;
+  position_hash: string;
+  router_contest_id: string;
+  router_market_id: string;
+  taker_action: 'buy' | 'sell';
+  price: number;
+  size_contracts: number;
+  notional_usd: number;
+  is_block: boolean;
+  trader_id: string | null;
+  trader_id_kind: string | null;
+  executed_at: string;
+}
+
+export interface TradesEvent {
+  type: 'trades';
+  contest_id: string;
+  trades: TradePrint[];
+  timestamp: string;
+}
+
+/** Envelope on the bus: routing fields first, then the client-facing event serialized once. */
+export interface BusMessage {
+  channel: StreamChannel;
+  contest_id: string | null;
+  league_id: string | null;
+  /** For private channels (orders, balance): the account the event belongs to. */
+  account_id?: string | null;
+  /** The event exactly as a client receives it (ticks without seq). */
+  event: string;
+}
+
+/** Largest number of changed entries or ticks in one event; larger updates are split. */
+export const MAX_ENTRIES_PER_EVENT = 500;
+
+/** Splits a list into chunks of at most `size` (always at least one chunk, possibly empty). */
+export function chunk<T>(items: T[], size = MAX_ENTRIES_PER_EVENT): T[][] {
+  if (items.length <= size) return [items];
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+  return out;
+}
