@@ -1,0 +1,87 @@
+/**
+ * Starts the whole service (`tsx cli/flow.ts all`) as a child process on ephemeral ports with its own
+ * database, Redis prefix and data dir, the way an operator runs it. Resolves once it logs 'flow started'.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import path from 'node:path';
+import { createRedis } from '../../src/store/redis/client.js';
+import { ROOT, TSX } from './cli.js';
+import { dropDatabase, REDIS_URL, testNames } from './stack.js';
+
+export interface Service {
+  child: ChildProcess;
+  port: number;
+  streamPort: number | null;
+  env: Record<string, string>;
+  logs: Record<string, unknown>[];
+  base: string;
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+  cleanup(): Promise<void>;
+}
+
+export async function startService(extraEnv: Record<string, string> = {}, reuse?: Service): Promise<Service> {
+  const names = testNames();
+  const env: Record<string, string> = reuse?.env ?? {
+    DATABASE_URL: names.databaseUrl,
+    REDIS_URL,
+    REDIS_PREFIX: names.prefix,
+    FLOW_DATA_DIR: names.dataDir,
+    HOST: '127.0.0.1',
+    PORT: '0',
+    STREAM_PORT: '0',
+    FLOW_ADMIN_TOKEN: 'test-admin',
+    FLOW_JWT_SECRET: 'test-jwt-secret',
+    LOG_LEVEL: 'info',
+    ...extraEnv,
+  };
+  const child = spawn(TSX, [path.join(ROOT, 'cli/flow.ts'), 'all'], { cwd: ROOT, env: { ...process.env, ...env } });
+  const logs: Record<string, unknown>[] = [];
+  let stderr = '';
+  child.stderr!.on('data', (d) => (stderr += d));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const started = new Promise<void>((resolve, reject) => {
+    const rl = createInterface({ input: child.stdout! });
+    rl.on('line', (line) => {
+      try {
+        const entry = JSON.parse(line) as Record<string, unknown>;
+        logs.push(entry);
+        if (entry.msg === 'flow started') resolve();
+      } catch {
+        /* not a log line */
+      }
+    });
+    void exited.then((code) => reject(new Error(`service exited with ${code} before starting: ${stderr.slice(-2000)}`)));
+    setTimeout(() => reject(new Error(`service did not start within 60 s: ${stderr.slice(-2000)}`)), 60_000).unref();
+  });
+  await started;
+  const apiLog = logs.find((l) => l.msg === 'api listening') as { url: string } | undefined;
+  const port = Number(new URL(apiLog!.url).port);
+  const gw = logs.find((l) => l.msg === 'gateway listening') as { port?: number } | undefined;
+  const database = new URL(env.DATABASE_URL!).pathname.slice(1);
+  return {
+    child,
+    port,
+    streamPort: gw?.port ?? null,
+    env,
+    logs,
+    base: `http://127.0.0.1:${port}`,
+    async stop(signal: NodeJS.Signals = 'SIGTERM') {
+      if (child.exitCode !== null) return child.exitCode;
+      child.kill(signal);
+      return exited;
+    },
+    async cleanup() {
+      await this.stop();
+      const redis = createRedis(env.REDIS_URL!);
+      let cursor = '0';
+      do {
+        const [next, keys] = await redis.scan(cursor, 'MATCH', `${env.REDIS_PREFIX}:*`, 'COUNT', 1000);
+        cursor = next;
+        if (keys.length) await redis.unlink(...keys);
+      } while (cursor !== '0');
+      redis.disconnect();
+      await dropDatabase(database);
+    },
+  };
+}
