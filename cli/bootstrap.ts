@@ -10,16 +10,26 @@ import { createKey } from '../src/store/pg/keys.js';
 import { bumpCatalogVersion } from '../src/store/redis/catalog-version.js';
 import type { Runtime } from './runtime.js';
 
+/**
+ * The simulated world is laid out relative to an epoch; rounding it to the hour makes every process
+ * started within the same hour agree on contest times.
+ */
+export const simEpoch = (nowMs: number): number => Math.floor(nowMs / 3_600_000) * 3_600_000;
+
+/**
+ * Upserts the simulator's catalog (first start: seeds it). Re-running at each start keeps contest
+ * times and statuses in PostgreSQL in step with the simulated world the ingest role runs.
+ */
 export async function seedSimCatalog(rt: Runtime): Promise<boolean> {
-  if (await catalogIsSeeded(rt.pool)) return false;
-  const catalog = buildSimCatalog(rt.config.simSeed, new Date(rt.clock.now())) as unknown as CatalogSeed;
+  const first = !(await catalogIsSeeded(rt.pool));
+  const catalog: CatalogSeed = buildSimCatalog(rt.config.simSeed, new Date(simEpoch(rt.clock.now())));
   await seedCatalog(rt.pool, catalog);
   await bumpCatalogVersion(rt.redis, rt.ks);
   rt.log.info(
     { leagues: catalog.leagues.length, contests: catalog.contests.length, partners: catalog.partners.length, seed: rt.config.simSeed },
-    'seeded the simulator catalog',
+    first ? 'seeded the simulator catalog' : 'refreshed the simulator catalog',
   );
-  return true;
+  return first;
 }
 
 export async function ensureDemoKey(rt: Runtime): Promise<void> {

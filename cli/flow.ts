@@ -9,7 +9,12 @@ import { loadConfig, parseRoles, ConfigError, type Role } from '../src/config.js
 import { createLogger } from '../src/log.js';
 import { ensureDemoKey, seedSimCatalog } from './bootstrap.js';
 import { jwtCommand, runKeysCommand, UsageError } from './keys.js';
+import type { RoutePlugin } from '../api/rest/app.js';
+import { liquidityRoutes } from '../api/rest/liquidity/routes.js';
+import { simRoutes } from '../api/rest/sim/routes.js';
+import { HotState } from '../src/store/redis/hot.js';
 import { startApi } from './roles/api.js';
+import { startCompute, startIngest, type IngestRole } from './roles/market.js';
 import { openRuntime, type Runtime } from './runtime.js';
 
 interface Running {
@@ -17,11 +22,26 @@ interface Running {
   stop(): Promise<void>;
 }
 
-type RoleStarter = (rt: Runtime) => Promise<Running>;
-
-const STARTERS: Partial<Record<Role, RoleStarter>> = {
-  api: async (rt) => ({ name: 'api', ...(await startApi(rt)) }),
-};
+/**
+ * Starts the roles in dependency order: ingest first (it owns the simulator the api's /sim/v1
+ * drives), then compute, then the listeners.
+ */
+async function startRoles(rt: Runtime, roles: Role[]): Promise<Running[]> {
+  const running: Running[] = [];
+  const has = (r: Role) => roles.includes(r);
+  let ingest: IngestRole | null = null;
+  if (has('ingest')) running.push((ingest = await startIngest(rt)));
+  if (has('compute')) running.push(await startCompute(rt));
+  if (has('api')) {
+    const plugins: RoutePlugin[] = [liquidityRoutes(new HotState(rt.redis, rt.ks))];
+    if (ingest?.sim) plugins.push(simRoutes(ingest.sim));
+    running.push({ name: 'api', ...(await startApi(rt, plugins)) });
+  }
+  for (const r of roles) {
+    if (!['ingest', 'compute', 'api'].includes(r)) rt.log.warn({ role: r }, 'role not available in this build; skipped');
+  }
+  return running;
+}
 
 async function runRoles(roles: Role[]): Promise<void> {
   const config = loadConfig({ ...process.env, FLOW_ROLES: roles.join(',') });
@@ -32,15 +52,7 @@ async function runRoles(roles: Role[]): Promise<void> {
     await seedSimCatalog(rt);
     await ensureDemoKey(rt);
   }
-  const running: Running[] = [];
-  for (const role of config.roles) {
-    const start = STARTERS[role];
-    if (!start) {
-      log.warn({ role }, 'role not available in this build; skipped');
-      continue;
-    }
-    running.push(await start(rt));
-  }
+  const running = await startRoles(rt, config.roles);
   log.info({ roles: running.map((r) => r.name) }, 'flow started');
 
   let stopping = false;

@@ -59,6 +59,11 @@ export async function startService(extraEnv: Record<string, string> = {}, reuse?
   const port = Number(new URL(apiLog!.url).port);
   const gw = logs.find((l) => l.msg === 'gateway listening') as { port?: number } | undefined;
   const database = new URL(env.DATABASE_URL!).pathname.slice(1);
+  const stop = async (signal: NodeJS.Signals = 'SIGTERM'): Promise<number | null> => {
+    if (child.exitCode !== null) return child.exitCode;
+    child.kill(signal);
+    return exited;
+  };
   return {
     child,
     port,
@@ -66,13 +71,9 @@ export async function startService(extraEnv: Record<string, string> = {}, reuse?
     env,
     logs,
     base: `http://127.0.0.1:${port}`,
-    async stop(signal: NodeJS.Signals = 'SIGTERM') {
-      if (child.exitCode !== null) return child.exitCode;
-      child.kill(signal);
-      return exited;
-    },
+    stop,
     async cleanup() {
-      await this.stop();
+      await stop();
       const redis = createRedis(env.REDIS_URL!);
       let cursor = '0';
       do {

@@ -8,7 +8,7 @@ export interface CatalogSeed {
   contests: Contest[];
   markets: Market[];
   contest_markets: { contest_id: string; market_id: string }[];
-  positions: { position_hash: string; contest_id: string; market_id: string; [k: string]: unknown }[];
+  positions: PositionDefinition[];
   partners: Partner[];
 }
 
@@ -203,4 +203,54 @@ export async function getPartner(pool: Pool, id: string): Promise<Partner | null
 export async function catalogIsSeeded(pool: Pool): Promise<boolean> {
   const { rows } = await pool.query('SELECT EXISTS (SELECT 1 FROM partners) AS seeded');
   return rows[0].seeded as boolean;
+}
+
+/** A position's definition as seeded (the fields compute needs beyond quotes). */
+export interface PositionDefinition {
+  position_hash: string;
+  contest_id: string;
+  title: string;
+  market_id: string;
+  market_key: string;
+  side_key: string;
+  variable: number;
+  participant_id: string;
+  participant_name: string;
+  participant_image_url: string | null;
+  timeframe: string;
+  group_key: string;
+  ladder_key: string | null;
+}
+
+export async function positionsOfContest(pool: Pool, contestId: string): Promise<PositionDefinition[]> {
+  const { rows } = await pool.query<{ definition: PositionDefinition }>(
+    'SELECT definition FROM positions WHERE contest_id = $1 ORDER BY position_hash',
+    [contestId],
+  );
+  return rows.map((r) => r.definition);
+}
+
+export async function partnerNames(pool: Pool): Promise<Map<string, string>> {
+  const { rows } = await pool.query<{ partner_id: string; name: string }>('SELECT partner_id, name FROM partners');
+  return new Map(rows.map((r) => [r.partner_id, r.name]));
+}
+
+export async function contestLeague(pool: Pool, contestId: string): Promise<string | null> {
+  const { rows } = await pool.query<{ league_id: string }>('SELECT league_id FROM contests WHERE id = $1', [contestId]);
+  return rows[0]?.league_id ?? null;
+}
+
+/** Marks a finished contest closed (no longer in the default `open` list). Returns whether it changed. */
+export async function closeContest(pool: Pool, contestId: string): Promise<boolean> {
+  const { rowCount } = await pool.query("UPDATE contests SET status = 'closed', updated_at = now() WHERE id = $1 AND status <> 'closed'", [contestId]);
+  return (rowCount ?? 0) > 0;
+}
+
+/** contest → league and position → market, for routing events without a query per event. */
+export async function routingMaps(pool: Pool): Promise<{ leagueOf: Map<string, string>; marketOf: Map<string, string> }> {
+  const [c, p] = await Promise.all([
+    pool.query<{ id: string; league_id: string }>('SELECT id, league_id FROM contests'),
+    pool.query<{ position_hash: string; market_id: string }>('SELECT position_hash, market_id FROM positions'),
+  ]);
+  return { leagueOf: new Map(c.rows.map((r) => [r.id, r.league_id])), marketOf: new Map(p.rows.map((r) => [r.position_hash, r.market_id])) };
 }

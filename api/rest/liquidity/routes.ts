@@ -1,0 +1,88 @@
+/**
+ * Live reads from the hot snapshot in Redis (spec "Liquidity, depth, history, state"):
+ * GET contests/:id/liquidity, GET depth/:position_hash, GET contests/:id/state,
+ * POST contest-state/batch. Bodies are served as stored: serialized once by the compute worker.
+ */
+import type { FastifyInstance } from 'fastify';
+import { Type, type Static } from 'typebox';
+import { badRequest, notFound } from '../../../src/errors.js';
+import { parsePositionHash } from '../../../src/domain/hashes.js';
+import { getContest } from '../../../src/store/pg/catalog.js';
+import type { HotState } from '../../../src/store/redis/hot.js';
+import type { AppContext } from '../context.js';
+import { sendEnvelope, sendFragment } from '../reply.js';
+import { IdParams } from '../schemas.js';
+
+export function liquidityRoutes(hot: HotState) {
+  return (app: FastifyInstance, ctx: AppContext): void => {
+    const now = () => ctx.clock.now();
+    // Contest existence is catalog data: remember the answer briefly instead of asking PostgreSQL per read.
+    const known = new Map<string, { ok: boolean; at: number }>();
+    async function contestExists(id: string): Promise<boolean> {
+      const hit = known.get(id);
+      if (hit && now() - hit.at < 10_000) return hit.ok;
+      const ok = (await getContest(ctx.pool, id)) !== null;
+      if (known.size > 10_000) known.clear();
+      known.set(id, { ok, at: now() });
+      return ok;
+    }
+
+    app.get<{ Params: Static<typeof IdParams> }>(
+      '/flow/v1/contests/:id/liquidity',
+      { schema: { params: IdParams, tags: ['liquidity'], summary: 'Every bettable position of a contest with venue prices' }, config: { entitlements: ['markets:read'] } },
+      async (req, reply) => {
+        const stored = await hot.liquidity(req.params.id);
+        if (stored !== null) return sendFragment(reply, now(), `"data":${stored}`);
+        if (!(await contestExists(req.params.id))) throw notFound('contest', req.params.id);
+        return sendFragment(reply, now(), '"data":[]');
+      },
+    );
+
+    const DepthParams = Type.Object({ position_hash: Type.String({ minLength: 1, maxLength: 500 }) });
+    app.get<{ Params: Static<typeof DepthParams> }>(
+      '/flow/v1/depth/:position_hash',
+      { schema: { params: DepthParams, tags: ['liquidity'], summary: 'Order-book depth of one position (URL-encode the hash)' }, config: { entitlements: ['depth:read'] } },
+      async (req, reply) => {
+        const hash = req.params.position_hash;
+        if (hash.includes(',')) throw badRequest('invalid_parameter', 'depth takes exactly one position_hash per call', { parameter: 'position_hash' });
+        // We minted the hash, so we may read the contest out of it to find its depth.
+        const key = parsePositionHash(hash);
+        const stored = key ? await hot.depth(key.contest_id, hash) : null;
+        if (stored === null) throw notFound('position', hash);
+        return sendFragment(reply, now(), `"data":${stored}`);
+      },
+    );
+
+    app.get<{ Params: Static<typeof IdParams> }>(
+      '/flow/v1/contests/:id/state',
+      { schema: { params: IdParams, tags: ['liquidity'], summary: 'Live game state of a contest' }, config: { entitlements: ['gamestate:read'] } },
+      async (req, reply) => {
+        const stored = await hot.contestState(req.params.id);
+        if (stored === null) throw notFound('contest_state', req.params.id);
+        return sendFragment(reply, now(), `"data":${stored}`);
+      },
+    );
+
+    const Batch = Type.Object(
+      { contest_ids: Type.Array(Type.String({ minLength: 1, maxLength: 200 }), { maxItems: 200, description: 'at most 200 contest ids' }) },
+      { additionalProperties: false },
+    );
+    app.post<{ Body: Static<typeof Batch> }>(
+      '/flow/v1/contest-state/batch',
+      { schema: { body: Batch, tags: ['liquidity'], summary: 'Live game state of up to 200 contests' }, config: { entitlements: ['gamestate:read'] } },
+      async (req, reply) => {
+        const ids = [...new Set(req.body.contest_ids)];
+        const states = await hot.contestStates(ids);
+        const data: Record<string, unknown> = {};
+        ids.forEach((id, i) => {
+          const s = states[i];
+          if (s) {
+            const o = JSON.parse(s) as { contest_id: string; state: unknown; refreshed_at: string };
+            data[id] = { contest_id: o.contest_id, state: o.state, refreshed_at: o.refreshed_at };
+          }
+        });
+        return sendEnvelope(reply, now(), data);
+      },
+    );
+  };
+}

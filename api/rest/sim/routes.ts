@@ -1,0 +1,154 @@
+/**
+ * The simulator control API (shared/OPERATOR-INTERFACE.md, header X-Admin-Token). Every change goes
+ * through the venue adapters and the normal pipeline, exactly as a real venue's would.
+ * Mounted only in a process that runs the simulator (the ingest role with FLOW_VENUES=sim).
+ */
+import { timingSafeEqual } from 'node:crypto';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { Type, type Static } from 'typebox';
+import { ApiError } from '../../../src/errors.js';
+import { VenueError } from '../../../src/venues/errors.js';
+import type { SimMarket } from '../../../src/venues/sim/index.js';
+import type { AppContext } from '../context.js';
+import { sendEnvelope } from '../reply.js';
+
+export interface SimControl {
+  market: SimMarket;
+  /** Called after a quote change so polled venues are read at once instead of at their next poll. */
+  refresh(partnerId: string): Promise<void>;
+}
+
+function toApiError(err: unknown): never {
+  if (err instanceof VenueError) {
+    const status = err.code.startsWith('unknown_') && err.code !== 'unknown_field' ? 404 : err.code === 'already_settled' || err.code === 'contest_settled' ? 409 : 400;
+    throw new ApiError(status, err.code, err.message, err.details ?? undefined);
+  }
+  throw err;
+}
+
+const Level = Type.Object({ price: Type.Number(), available: Type.Number() }, { additionalProperties: false });
+
+export function simRoutes(sim: SimControl) {
+  return (app: FastifyInstance, ctx: AppContext): void => {
+    const expected = Buffer.from(ctx.config.adminToken);
+    function admin(req: FastifyRequest): void {
+      const given = Buffer.from(String(req.headers['x-admin-token'] ?? ''));
+      if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
+        throw new ApiError(401, 'unauthorized', 'send the operator token in X-Admin-Token (FLOW_ADMIN_TOKEN)');
+      }
+    }
+    const now = () => ctx.clock.now();
+    const opts = (summary: string, body?: unknown) => ({
+      schema: { tags: ['simulator'], summary, ...(body ? { body } : {}) },
+      config: { public: true },
+      onRequest: async (req: FastifyRequest) => admin(req),
+    });
+
+    const Freeze = Type.Object({ frozen: Type.Boolean() }, { additionalProperties: false });
+    app.post<{ Body: Static<typeof Freeze> }>('/sim/v1/freeze', opts('Stop or restart the random market dynamics', Freeze), async (req, reply) => {
+      try {
+        sim.market.freeze(req.body.frozen);
+      } catch (err) {
+        toApiError(err);
+      }
+      return sendEnvelope(reply, now(), { frozen: sim.market.isFrozen() });
+    });
+
+    const Quote = Type.Object(
+      {
+        partner_id: Type.String({ minLength: 1 }),
+        position_hash: Type.String({ minLength: 1 }),
+        price: Type.Number({ exclusiveMinimum: 0, exclusiveMaximum: 1 }),
+        available: Type.Number({ minimum: 0 }),
+        levels: Type.Optional(Type.Array(Level, { maxItems: 100 })),
+      },
+      { additionalProperties: false },
+    );
+    app.post<{ Body: Static<typeof Quote> }>('/sim/v1/quotes', opts("Set one venue's quote and book for a position", Quote), async (req, reply) => {
+      let ev;
+      try {
+        ev = sim.market.setQuote(req.body);
+      } catch (err) {
+        toApiError(err);
+      }
+      await sim.refresh(req.body.partner_id);
+      return sendEnvelope(reply, now(), { partner_id: req.body.partner_id, position_hash: req.body.position_hash, levels: ev.levels, ts_event: ev.ts_event });
+    });
+
+    const Trade = Type.Object(
+      {
+        partner_id: Type.String({ minLength: 1 }),
+        position_hash: Type.String({ minLength: 1 }),
+        price: Type.Number({ exclusiveMinimum: 0, exclusiveMaximum: 1 }),
+        size_contracts: Type.Number({ exclusiveMinimum: 0 }),
+        taker_action: Type.Union([Type.Literal('buy'), Type.Literal('sell')]),
+        is_block: Type.Optional(Type.Boolean()),
+        trader_id: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+        executed_at: Type.Optional(Type.Union([Type.Number(), Type.String()])),
+      },
+      { additionalProperties: false },
+    );
+    app.post<{ Body: Static<typeof Trade> }>('/sim/v1/trades', opts('Emit a trade print on a venue that publishes trades', Trade), async (req, reply) => {
+      try {
+        const ev = sim.market.emitTrade(req.body);
+        return sendEnvelope(reply, now(), { venue_trade_id: ev.trade_id, executed_at: new Date(ev.executed_at).toISOString() });
+      } catch (err) {
+        toApiError(err);
+      }
+    });
+
+    const ContestParams = Type.Object({ id: Type.String({ minLength: 1 }) });
+    app.post<{ Params: Static<typeof ContestParams>; Body: Record<string, unknown> }>(
+      '/sim/v1/contests/:id/state',
+      opts('Set live game state (the state fields at top level)', Type.Object({}, { additionalProperties: true })),
+      async (req, reply) => {
+        try {
+          const state = sim.market.setState(req.params.id, req.body as never);
+          return sendEnvelope(reply, now(), { contest_id: req.params.id, state });
+        } catch (err) {
+          toApiError(err);
+        }
+      },
+    );
+
+    const Settle = Type.Union([
+      Type.Object({ winner_participant_id: Type.String({ minLength: 1 }) }, { additionalProperties: false }),
+      Type.Object({ results: Type.Record(Type.String(), Type.Union([Type.Literal('win'), Type.Literal('lose'), Type.Literal('push')])) }, { additionalProperties: false }),
+    ]);
+    app.post<{ Params: Static<typeof ContestParams>; Body: Static<typeof Settle> }>(
+      '/sim/v1/contests/:id/settle',
+      opts('Settle a contest', Settle),
+      async (req, reply) => {
+        try {
+          const ev = sim.market.settle(req.params.id, req.body);
+          return sendEnvelope(reply, now(), { contest_id: ev.contest_id, winner_participant_id: ev.winner_participant_id, results: ev.results });
+        } catch (err) {
+          toApiError(err);
+        }
+      },
+    );
+
+    const AccountParams = Type.Object({ router_account_id: Type.String({ minLength: 1 }) });
+    const Connect = Type.Object(
+      {
+        partner_id: Type.String({ minLength: 1 }),
+        balance: Type.Number({ minimum: 0 }),
+        credential_status: Type.Optional(Type.Union([Type.Literal('pending'), Type.Literal('connected'), Type.Literal('failed')])),
+      },
+      { additionalProperties: false },
+    );
+    app.post<{ Params: Static<typeof AccountParams>; Body: Static<typeof Connect> }>(
+      '/sim/v1/accounts/:router_account_id/connect',
+      opts('Connect a sim venue to an account with a venue balance', Connect),
+      async (req, reply) => {
+        try {
+          return sendEnvelope(reply, now(), sim.market.connectAccount(req.params.router_account_id, req.body));
+        } catch (err) {
+          toApiError(err);
+        }
+      },
+    );
+
+    app.get('/sim/v1/state', opts('Seed, frozen flag and venues'), async (_req, reply) => sendEnvelope(reply, now(), sim.market.state()));
+  };
+}

@@ -1,0 +1,115 @@
+/**
+ * The live-market roles: ingest (venue adapters, the simulator) and compute (the liquidity
+ * pipeline). Both stateless apart from Redis/PostgreSQL, so each scales out by running more copies
+ * (several ingest processes should split the venues between them with FLOW_VENUES).
+ */
+import { ComputePool } from '../../pipelines/compute-pool.js';
+import { Ingester } from '../../pipelines/ingest/ingester.js';
+import { LiquidityProcessor, type HistorySink } from '../../pipelines/processors/liquidity.js';
+import { LiquidityProducer } from '../../pipelines/producers/liquidity.js';
+import type { SimControl } from '../../api/rest/sim/routes.js';
+import { closeContest, partnerNames, routingMaps } from '../../src/store/pg/catalog.js';
+import { BusPublisher } from '../../src/store/redis/bus.js';
+import { bumpCatalogVersion } from '../../src/store/redis/catalog-version.js';
+import { HotState } from '../../src/store/redis/hot.js';
+import { createSimAdapters, SimMarket } from '../../src/venues/sim/index.js';
+import type { VenueAdapter } from '../../src/venues/types.js';
+import { simEpoch } from '../bootstrap.js';
+import type { TradeSink } from '../../pipelines/ingest/ingester.js';
+import type { Runtime } from '../runtime.js';
+
+export interface IngestRole {
+  name: 'ingest';
+  ingester: Ingester;
+  sim: SimControl | null;
+  stop(): Promise<void>;
+}
+
+export async function startIngest(rt: Runtime, opts: { trades?: TradeSink; simIntervalMs?: number } = {}): Promise<IngestRole> {
+  const adapters: VenueAdapter[] = [];
+  let market: SimMarket | null = null;
+  if (rt.config.venues.includes('sim')) {
+    market = new SimMarket({ seed: rt.config.simSeed, now: simEpoch(rt.clock.now()) });
+    adapters.push(...createSimAdapters(market, { clock: () => rt.clock.now() }));
+  }
+  const unknown = rt.config.venues.filter((v) => v !== 'sim');
+  if (unknown.length) rt.log.warn({ venues: unknown }, 'no adapter registered for these FLOW_VENUES entries; skipped');
+
+  const hot = new HotState(rt.redis, rt.ks);
+  const producer = new LiquidityProducer(rt.config.redisUrl, rt.ks);
+  const bus = new BusPublisher(rt.redis, rt.ks);
+  const names = await partnerNames(rt.pool);
+  const routes = await routingMaps(rt.pool);
+  const ingester = new Ingester({
+    adapters,
+    hot,
+    producer,
+    bus,
+    log: rt.log.child({ role: 'ingest' }),
+    now: () => rt.clock.now(),
+    leagueOf: (c) => routes.leagueOf.get(c) ?? null,
+    marketOf: (p) => routes.marketOf.get(p) ?? null,
+    partnerName: (p) => names.get(p) ?? p,
+    trades: opts.trades,
+    onFinal: (contestId) => {
+      void closeContest(rt.pool, contestId)
+        .then((changed) => (changed ? bumpCatalogVersion(rt.redis, rt.ks) : 0))
+        .catch((err) => rt.log.warn({ err, contest_id: contestId }, 'closing a finished contest failed'));
+    },
+  });
+  await ingester.start();
+  market?.start({ interval_ms: opts.simIntervalMs ?? 250, clock: () => rt.clock.now() });
+  rt.log.info({ role: 'ingest', venues: adapters.map((a) => a.id) }, 'ingest running');
+
+  const sim: SimControl | null = market
+    ? {
+        market,
+        async refresh(partnerId: string) {
+          const a = adapters.find((x) => x.id === partnerId);
+          if (a && !a.describe().capabilities.quotes.streaming) await ingester.pollNow(a);
+          await ingester.flush();
+        },
+      }
+    : null;
+
+  return {
+    name: 'ingest',
+    ingester,
+    sim,
+    async stop() {
+      market?.stop();
+      await ingester.stop();
+      await producer.close();
+    },
+  };
+}
+
+export interface ComputeRole {
+  name: 'compute';
+  processor: LiquidityProcessor;
+  stop(): Promise<void>;
+}
+
+export async function startCompute(rt: Runtime, opts: { history?: HistorySink; threads?: number } = {}): Promise<ComputeRole> {
+  const compute = new ComputePool(opts.threads ?? 1);
+  const processor = new LiquidityProcessor({
+    redisUrl: rt.config.redisUrl,
+    ks: rt.ks,
+    pool: rt.pool,
+    hot: new HotState(rt.redis, rt.ks),
+    bus: new BusPublisher(rt.redis, rt.ks),
+    compute,
+    log: rt.log.child({ role: 'compute' }),
+    now: () => rt.clock.now(),
+    history: opts.history,
+  });
+  rt.log.info({ role: 'compute' }, 'compute running');
+  return {
+    name: 'compute',
+    processor,
+    async stop() {
+      await processor.close();
+      await compute.close();
+    },
+  };
+}

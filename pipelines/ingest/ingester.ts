@@ -1,0 +1,178 @@
+/**
+ * Ingest: venue adapters → normalized quotes, trades and game state → Redis venue state, coalesced
+ * per contest → one pending liquidity job per contest. Streaming venues push; polling venues are
+ * fetched on their declared interval and only changed quotes go on (unchanged ones are re-confirmed
+ * every REFRESH_MS so they do not read as stale).
+ */
+import { parsePositionHash } from '../../src/domain/hashes.js';
+import type { TradePrint } from '../../src/domain/stream.js';
+import type { Logger } from '../../src/log.js';
+import type { BusPublisher } from '../../src/store/redis/bus.js';
+import type { HotState } from '../../src/store/redis/hot.js';
+import type { GameStateRecord, NormalizedQuote, NormalizedTrade, VenueAdapter } from '../../src/venues/types.js';
+import { toContestState } from '../../src/venues/types.js';
+import type { LiquidityProducer } from '../producers/liquidity.js';
+
+export interface TradeSink {
+  trades(prints: TradePrint[]): void;
+}
+
+export interface IngesterDeps {
+  adapters: VenueAdapter[];
+  hot: HotState;
+  producer: LiquidityProducer;
+  bus: BusPublisher;
+  log: Logger;
+  now: () => number;
+  /** Contest → league, for routing stream events by league. */
+  leagueOf: (contestId: string) => string | null;
+  partnerName: (partnerId: string) => string;
+  /** Position → its market id (router_market_id on trade prints). */
+  marketOf: (positionHash: string) => string | null;
+  trades?: TradeSink;
+  onFinal?: (contestId: string) => void;
+  flushMs?: number;
+}
+
+const REFRESH_MS = 20_000;
+
+export class Ingester {
+  private readonly pending = new Map<string, Map<string, NormalizedQuote>>();
+  private readonly lastSeen = new Map<string, { price: number; available: number; at: number; levels: string }>();
+  private readonly unsubs: (() => void)[] = [];
+  private readonly timers: NodeJS.Timeout[] = [];
+  private flushing: Promise<void> | null = null;
+  quotesIn = 0;
+  quotesFlushed = 0;
+  jobsEnqueued = 0;
+
+  constructor(private readonly d: IngesterDeps) {}
+
+  async start(): Promise<void> {
+    for (const a of this.d.adapters) {
+      await a.connect();
+      const caps = a.describe().capabilities;
+      if (caps.quotes.streaming) {
+        this.unsubs.push(a.subscribeQuotes((q) => this.accept(q)));
+      }
+      if (caps.quotes.snapshot) {
+        // A first snapshot for every venue, then polling where the venue does not stream.
+        await this.poll(a);
+        if (!caps.quotes.streaming && caps.quotes.poll_interval_ms) {
+          const t = setInterval(() => void this.poll(a), caps.quotes.poll_interval_ms);
+          t.unref();
+          this.timers.push(t);
+        }
+      }
+      if (caps.trades) this.unsubs.push(a.subscribeTrades((t) => this.acceptTrade(t)));
+      if (caps.game_state) this.unsubs.push(a.subscribeGameState((s) => void this.acceptState(s)));
+    }
+    const flush = setInterval(() => void this.flush(), this.d.flushMs ?? 20);
+    flush.unref();
+    this.timers.push(flush);
+  }
+
+  /** Reads a polled venue now (after an operator changed it) instead of at its next interval. */
+  pollNow(a: VenueAdapter): Promise<void> {
+    return this.poll(a);
+  }
+
+  private async poll(a: VenueAdapter): Promise<void> {
+    try {
+      const quotes = await a.fetchQuotes();
+      for (const q of quotes) this.accept(q);
+    } catch (err) {
+      this.d.log.warn({ err, partner_id: a.id }, 'poll failed; retrying on the next interval');
+    }
+  }
+
+  /** Takes one quote; only a change (or a due re-confirmation) is passed on. */
+  accept(q: NormalizedQuote): void {
+    this.quotesIn++;
+    const levels = q.levels.length > 1 ? JSON.stringify(q.levels) : '';
+    const seen = this.lastSeen.get(q.liquidity_hash);
+    if (seen && seen.price === q.price && seen.available === q.available && seen.levels === levels && q.ts_init - seen.at < REFRESH_MS) return;
+    this.lastSeen.set(q.liquidity_hash, { price: q.price, available: q.available, at: q.ts_init, levels });
+    const key = parsePositionHash(q.position_hash);
+    if (!key) return;
+    let m = this.pending.get(key.contest_id);
+    if (!m) this.pending.set(key.contest_id, (m = new Map()));
+    m.set(q.liquidity_hash, q);
+  }
+
+  /** Writes each dirty contest's quotes in one round trip and enqueues its job. */
+  flush(): Promise<void> {
+    if (this.flushing) return this.flushing;
+    if (this.pending.size === 0) return Promise.resolve();
+    const batch = [...this.pending];
+    this.pending.clear();
+    this.flushing = (async () => {
+      await Promise.all(
+        batch.map(async ([contestId, quotes]) => {
+          try {
+            await this.d.hot.writeQuotes(contestId, [...quotes.values()]);
+            await this.d.producer.enqueue(contestId);
+            this.quotesFlushed += quotes.size;
+            this.jobsEnqueued++;
+          } catch (err) {
+            // Put them back: the next flush retries (newer quotes for a hash win).
+            const m = this.pending.get(contestId) ?? new Map<string, NormalizedQuote>();
+            for (const [h, q] of quotes) if (!m.has(h)) m.set(h, q);
+            this.pending.set(contestId, m);
+            this.d.log.warn({ err, contest_id: contestId }, 'writing venue state failed; will retry');
+          }
+        }),
+      );
+    })().finally(() => {
+      this.flushing = null;
+    });
+    return this.flushing;
+  }
+
+  private acceptTrade(t: NormalizedTrade): void {
+    const key = parsePositionHash(t.position_hash);
+    if (!key) return;
+    const print: TradePrint = {
+      partner_id: t.partner_id,
+      partner_name: this.d.partnerName(t.partner_id),
+      venue_trade_id: t.venue_trade_id,
+      venue_market_id: t.venue_market_id,
+      liquidity_hash: t.liquidity_hash,
+      position_hash: t.position_hash,
+      router_contest_id: key.contest_id,
+      router_market_id: this.d.marketOf(t.position_hash) ?? key.market_id,
+      taker_action: t.taker_action,
+      price: t.price,
+      size_contracts: t.size_contracts,
+      // Position value, not taker cash: size × price of the named position, buys and sells alike.
+      notional_usd: Math.round(t.size_contracts * t.price * 1e6) / 1e6,
+      is_block: t.is_block,
+      trader_id: t.trader_id,
+      trader_id_kind: t.trader_id_kind,
+      executed_at: new Date(t.executed_at).toISOString(),
+    };
+    this.d.trades?.trades([print]);
+    const event = JSON.stringify({ type: 'trades', contest_id: key.contest_id, trades: [print], timestamp: new Date(this.d.now()).toISOString() });
+    void this.d.bus.publish({ channel: 'trades', contest_id: key.contest_id, league_id: this.d.leagueOf(key.contest_id), event }).catch(() => undefined);
+  }
+
+  private async acceptState(rec: GameStateRecord): Promise<void> {
+    const now = this.d.now();
+    const obj = toContestState(rec, now);
+    try {
+      await this.d.hot.setContestState(rec.contest_id, JSON.stringify(obj));
+      const event = JSON.stringify({ type: 'contest_state.update', contest_id: rec.contest_id, state: obj.state, refreshed_at: obj.refreshed_at, timestamp: new Date(now).toISOString() });
+      await this.d.bus.publish({ channel: 'contest_state', contest_id: rec.contest_id, league_id: this.d.leagueOf(rec.contest_id), event });
+      if (rec.state.game_status === 'final') this.d.onFinal?.(rec.contest_id);
+    } catch (err) {
+      this.d.log.warn({ err, contest_id: rec.contest_id }, 'storing game state failed');
+    }
+  }
+
+  async stop(): Promise<void> {
+    for (const t of this.timers) clearInterval(t);
+    for (const u of this.unsubs) u();
+    await this.flush();
+    await Promise.all(this.d.adapters.map((a) => a.close().catch(() => undefined)));
+  }
+}

@@ -1,0 +1,141 @@
+/**
+ * The compute worker: one BullMQ job per contest → read venue state from Redis → one piscina task
+ * (consensus, outliers, withholding, depth, ticks) → compare-and-set the hot snapshot → publish
+ * liquidity.update and ticks on the bus → hand ticks and consensus points to the history sink.
+ *
+ * A job carries only the contest id and always recomputes from the venue state as it is now, so a
+ * killed worker loses nothing: BullMQ re-runs the stalled job, or the next change runs a newer one.
+ */
+import { Worker, type Job } from 'bullmq';
+import type { VenueQuote, PositionInput } from '../../src/compute/types.js';
+import type { LiquidityJobOutput } from '../../src/compute/job.js';
+import { chunk, type TickEntry } from '../../src/domain/stream.js';
+import type { Logger } from '../../src/log.js';
+import type { NormalizedQuote } from '../../src/venues/types.js';
+import { contestLeague, partnerNames, positionsOfContest, type PositionDefinition } from '../../src/store/pg/catalog.js';
+import type { Pool } from '../../src/store/pg/pool.js';
+import type { BusPublisher } from '../../src/store/redis/bus.js';
+import type { Keyspace } from '../../src/store/redis/client.js';
+import type { HotState } from '../../src/store/redis/hot.js';
+import type { ComputePool } from '../compute-pool.js';
+import { QUEUE_NAMES, queueOptions, type JobMap } from '../queues.js';
+
+/** Where computed history goes (ClickHouse writers); the pipeline never waits on it. */
+export interface HistorySink {
+  ticks(contestId: string, ticks: TickEntry[], changed: LiquidityJobOutput['changed'], atMs: number): void;
+  consensus(contestId: string, points: LiquidityJobOutput['consensus'], atMs: number): void;
+}
+
+export interface LiquidityProcessorDeps {
+  redisUrl: string;
+  ks: Keyspace;
+  pool: Pool;
+  hot: HotState;
+  bus: BusPublisher;
+  compute: ComputePool;
+  log: Logger;
+  now: () => number;
+  history?: HistorySink;
+  concurrency?: number;
+}
+
+interface ContestMeta {
+  positions: PositionDefinition[];
+  leagueId: string | null;
+  loadedAt: number;
+}
+
+const META_TTL_MS = 60_000;
+
+export class LiquidityProcessor {
+  readonly worker: Worker<JobMap['liquidity']>;
+  private readonly meta = new Map<string, ContestMeta>();
+  private names = new Map<string, string>();
+  private namesAt = 0;
+  processed = 0;
+
+  constructor(private readonly d: LiquidityProcessorDeps) {
+    this.worker = new Worker<JobMap['liquidity']>(QUEUE_NAMES.liquidity, (job) => this.process(job), {
+      ...queueOptions(d.redisUrl, d.ks),
+      concurrency: d.concurrency ?? 8,
+      // A crashed worker's job is picked up again after this long.
+      stalledInterval: 5_000,
+      maxStalledCount: 5,
+    });
+    this.worker.on('failed', (job, err) => d.log.warn({ err, contest_id: job?.data.contest_id }, 'liquidity job failed'));
+  }
+
+  private async contestMeta(contestId: string): Promise<ContestMeta> {
+    const t = this.d.now();
+    let m = this.meta.get(contestId);
+    if (!m || t - m.loadedAt > META_TTL_MS) {
+      m = { positions: await positionsOfContest(this.d.pool, contestId), leagueId: await contestLeague(this.d.pool, contestId), loadedAt: t };
+      this.meta.set(contestId, m);
+    }
+    if (t - this.namesAt > META_TTL_MS) {
+      this.names = await partnerNames(this.d.pool);
+      this.namesAt = t;
+    }
+    return m;
+  }
+
+  private async process(job: Job<JobMap['liquidity']>): Promise<void> {
+    const contestId = job.data.contest_id;
+    const [meta, state] = await Promise.all([this.contestMeta(contestId), this.d.hot.readVenueState<NormalizedQuote>(contestId)]);
+    const now = this.d.now();
+    const byPosition = new Map<string, VenueQuote[]>();
+    for (const q of state.quotes) {
+      let list = byPosition.get(q.position_hash);
+      if (!list) byPosition.set(q.position_hash, (list = []));
+      list.push({
+        partner_id: q.partner_id,
+        partner_name: this.names.get(q.partner_id) ?? q.partner_id,
+        liquidity_hash: q.liquidity_hash,
+        price: q.price,
+        available: q.available,
+        levels: q.levels,
+        fee: q.fee,
+        venue_side_key: q.venue_side_key,
+        source: q.source,
+        as_of: new Date(q.ts_init).toISOString(),
+        ts_event: q.ts_event,
+        real_book: q.real_book,
+      });
+    }
+    const positions: PositionInput[] = meta.positions.map((p) => ({ ...p, quotes: byPosition.get(p.position_hash) ?? [] }));
+    const out = await this.d.compute.liquidity({ input: { contest_id: contestId, positions, now_ms: now }, prevJson: state.snapshot });
+    const written = await this.d.hot.writeComputed(contestId, state.version, out.positionsJson, out.snapshotJson, out.depth);
+    this.processed++;
+    if (!written) return; // a newer job already stored a newer state; its events supersede ours
+    await this.publish(contestId, meta.leagueId, out, now);
+    this.d.history?.ticks(contestId, out.ticks, out.changed, now);
+    if (out.consensus.length) this.d.history?.consensus(contestId, out.consensus, now);
+  }
+
+  private async publish(contestId: string, leagueId: string | null, out: LiquidityJobOutput, now: number): Promise<void> {
+    const timestamp = new Date(now).toISOString();
+    const sends: Promise<unknown>[] = [];
+    if (out.changed.length) {
+      for (const part of chunk(out.changed)) {
+        const event = JSON.stringify({ type: 'liquidity.update', contest_id: contestId, changed_entries: part, refresh_required: false, timestamp });
+        sends.push(this.d.bus.publish({ channel: 'liquidity', contest_id: contestId, league_id: leagueId, event }));
+      }
+    }
+    if (out.ticks.length) {
+      for (const part of chunk(out.ticks)) {
+        const event = JSON.stringify({ type: 'ticks', contest_id: contestId, ticks: part, timestamp });
+        sends.push(this.d.bus.publish({ channel: 'ticks', contest_id: contestId, league_id: leagueId, event }));
+      }
+    }
+    await Promise.all(sends);
+  }
+
+  /** Drops cached positions of a contest (after a catalog change). */
+  forget(contestId: string): void {
+    this.meta.delete(contestId);
+  }
+
+  async close(): Promise<void> {
+    await this.worker.close();
+  }
+}

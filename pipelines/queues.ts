@@ -1,0 +1,32 @@
+/**
+ * Queue names and the typed map from queue to job payload (graphile-worker's task map). BullMQ queue
+ * names cannot contain ':'; the deployment's REDIS_PREFIX is BullMQ's prefix.
+ */
+import type { ConnectionOptions, QueueOptions } from 'bullmq';
+import type { Keyspace } from '../src/store/redis/client.js';
+
+export interface JobMap {
+  /** Recompute one contest from its venue state (payload carries no quotes: state lives in Redis). */
+  liquidity: { contest_id: string };
+}
+
+export type QueueName = keyof JobMap;
+
+export const QUEUE_NAMES: { [K in QueueName]: K } = { liquidity: 'liquidity' };
+
+/** BullMQ wants a connection config per Queue/Worker; the URL is parsed once here. */
+export function bullConnection(redisUrl: string): ConnectionOptions {
+  const u = new URL(redisUrl);
+  return {
+    host: u.hostname,
+    port: Number(u.port || 6379),
+    username: u.username || undefined,
+    password: u.password ? decodeURIComponent(u.password) : undefined,
+    db: u.pathname.length > 1 ? Number(u.pathname.slice(1)) : 0,
+    maxRetriesPerRequest: null,
+  };
+}
+
+export function queueOptions(redisUrl: string, ks: Keyspace): QueueOptions {
+  return { connection: bullConnection(redisUrl), prefix: ks.prefix };
+}
