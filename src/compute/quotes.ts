@@ -1,0 +1,60 @@
+import type { QuoteAgePolicy, VenueQuote } from './types.js';
+
+/** Below this many USD a quote cannot take an order (spec: "at least USD 1 available"). */
+export const MIN_QUOTE_USD = 1;
+
+/**
+ * Default maximum age of a quote's as_of. Pollers confirm every few seconds, so a minute without a
+ * confirmation means several missed polls; streaming ingest refreshes as_of on each message and
+ * on the venue's heartbeat, and gets more room because quiet books legitimately go silent.
+ */
+export const DEFAULT_MAX_QUOTE_AGE_MS: QuoteAgePolicy = { streaming: 120_000, polling: 60_000 };
+
+/** A probability a buyer can actually pay: strictly between 0 and 1 (spec order rule). */
+export function isTradablePrice(price: number): boolean {
+  return price > 0 && price < 1;
+}
+
+/** The as_of before which a quote is stale, per source, as unix ms and as canonical ISO text. */
+export interface StaleCutoffs {
+  streaming: { ms: number; iso: string };
+  polling: { ms: number; iso: string };
+}
+
+/** Computes the cutoffs once per run so each quote costs a string comparison, not a date parse. */
+export function staleCutoffs(nowMs: number, policy: QuoteAgePolicy): StaleCutoffs {
+  const s = nowMs - policy.streaming;
+  const p = nowMs - policy.polling;
+  return { streaming: { ms: s, iso: isoOrEmpty(s) }, polling: { ms: p, iso: isoOrEmpty(p) } };
+}
+
+function isoOrEmpty(ms: number): string {
+  return Number.isFinite(ms) && Math.abs(ms) < 8.64e15 ? new Date(ms).toISOString() : '';
+}
+
+/** Length of `Date.prototype.toISOString()` output for years 0000-9999, e.g. 2026-01-01T00:00:00.000Z. */
+const CANONICAL_ISO_LENGTH = 24;
+
+/** True when ingest flagged the quote or its as_of is older than the cutoff for its source. */
+export function isStaleAt(quote: VenueQuote, cutoffs: StaleCutoffs): boolean {
+  if (quote.stale === true) return true;
+  const cutoff = cutoffs[quote.source];
+  const asOf = quote.as_of;
+  // Canonical UTC ISO strings of equal length sort in time order: compare text, skip the parse.
+  if (cutoff.iso.length === CANONICAL_ISO_LENGTH && asOf.length === CANONICAL_ISO_LENGTH && asOf.charCodeAt(23) === 90 /* Z */) {
+    return asOf < cutoff.iso;
+  }
+  const seen = Date.parse(asOf);
+  // An unparseable as_of is not evidence of age; the ingest flag covers broken feeds.
+  return seen === seen && seen < cutoff.ms;
+}
+
+/** True when ingest flagged the quote or its as_of is older than the policy allows for its source. */
+export function isStale(quote: VenueQuote, nowMs: number, policy: QuoteAgePolicy): boolean {
+  return isStaleAt(quote, staleCutoffs(nowMs, policy));
+}
+
+/** Tick `actionable`: price in (0, 1), at least USD 1 available, not stale. */
+export function isActionable(price: number, available: number, stale: boolean): boolean {
+  return isTradablePrice(price) && available >= MIN_QUOTE_USD && !stale;
+}

@@ -1,0 +1,208 @@
+/**
+ * Shared input and output shapes of the liquidity math. Everything here is plain data (no
+ * classes, no Maps) so it crosses a piscina worker boundary and a Redis snapshot unchanged.
+ *
+ * Output shapes follow `spec/interface.md`: Position, partner_liquidities entry, tick entry, Depth.
+ */
+
+// ---------------------------------------------------------------------------------------------
+// Input
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * How a venue charges a taker or maker.
+ * - `pq`: fee per one-dollar contract = rate · p · (1 − p) (Kalshi-style).
+ * - `flat_pct`: percent of the stake; `2` means 2 % (not 0.02).
+ * - `unknown`: the venue publishes no fee schedule we trust; fee_packet is null (fees unknown,
+ *   which is not the same as fee-free).
+ */
+export type FeeModel =
+  | { kind: 'none' }
+  | { kind: 'pq'; taker_rate: number; maker_rate: number }
+  | { kind: 'flat_pct'; taker_pct: number; maker_pct: number }
+  | { kind: 'unknown' };
+
+/** One price level of a venue's book for a position: the price a buyer pays and USD behind it. */
+export interface BookLevel {
+  price: number;
+  available: number;
+}
+
+/** How the quote reached us: a venue push stream or a poll. */
+export type QuoteSource = 'streaming' | 'polling';
+
+/** One venue's quote for buying one position. */
+export interface VenueQuote {
+  partner_id: string;
+  partner_name: string;
+  liquidity_hash: string;
+  /** Best price a buyer of this position pays, 0-1. */
+  price: number;
+  /** USD notional at the best level. */
+  available: number;
+  /** Book levels, best (lowest price) first. May be empty for a quote without depth. */
+  levels: readonly BookLevel[];
+  fee: FeeModel;
+  /** The side the venue lists this participant on; differs from the position's side_key when
+   *  the venue lists the participant on the opposite side. */
+  venue_side_key: string;
+  source: QuoteSource;
+  /** When the service last confirmed this quote (ISO 8601 UTC). Drives staleness. */
+  as_of: string;
+  /** When the venue says the quote changed (unix ms). Versions the quote (buy_id). */
+  ts_event: number;
+  /** false for a quote with no depth behind it, e.g. a sportsbook line with available 0. */
+  real_book: boolean;
+  /** Set by ingest when it knows the quote can no longer be trusted (e.g. the venue's stream
+   *  dropped); independent of the age rule. */
+  stale?: boolean;
+}
+
+/** One bettable outcome of the contest with every venue quote for it. */
+export interface PositionInput {
+  position_hash: string;
+  contest_id: string;
+  title: string;
+  market_id: string;
+  market_key: string;
+  side_key: string;
+  /** Line value; 0 when the market has no line. */
+  variable: number;
+  participant_id: string;
+  participant_name: string;
+  participant_image_url: string | null;
+  timeframe: string;
+  /** Identifies the mutually exclusive set this position belongs to (both sides of a moneyline,
+   *  over/under of one total line, every runner of an outright). */
+  group_key: string;
+  /** Ties the lines of one spread/total ladder together; null for markets without lines. */
+  ladder_key: string | null;
+  quotes: readonly VenueQuote[];
+}
+
+/** Maximum age of `as_of` per source before a quote counts as stale. */
+export interface QuoteAgePolicy {
+  streaming: number;
+  polling: number;
+}
+
+/** Everything one contest's computation needs: its positions with quotes, and the clock. */
+export interface ContestInput {
+  contest_id: string;
+  positions: readonly PositionInput[];
+  /** The clock, passed in so the math stays pure (unix ms). */
+  now_ms: number;
+  /** Defaults to DEFAULT_MAX_QUOTE_AGE_MS (see quotes.ts). */
+  max_quote_age_ms?: QuoteAgePolicy;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Output
+// ---------------------------------------------------------------------------------------------
+
+/** Prices usable at any size; fees on a canonical USD 100 stake. */
+export interface FeePacket {
+  taker_price: number;
+  maker_price: number;
+  taker_fee: number;
+  maker_fee: number;
+}
+
+/** partner_liquidities entry (spec). */
+export interface PartnerLiquidity {
+  partner_id: string;
+  partner_name: string;
+  price: number;
+  american_odds: string;
+  available: number;
+  liquidity_hash: string;
+  /** null when the venue's fee model is unknown. */
+  fee_packet: FeePacket | null;
+}
+
+/** consensus_price − venue price; positive means the venue is cheaper than fair. */
+export interface Edge {
+  partner_id: string;
+  edge: number;
+}
+
+/** The ladder model's fair probability of this position's side at one line of its ladder. */
+export interface DistributionPoint {
+  variable: number;
+  price: number;
+}
+
+/** One element of the contest liquidity array (spec "Position"). */
+export interface PositionLiquidity {
+  position_hash: string;
+  contest_id: string;
+  title: string;
+  market_key: string;
+  side_key: string;
+  variable: number;
+  participant_id: string;
+  participant_name: string;
+  participant_image_url: string | null;
+  /** Fair value across venues, or null when nothing usable quotes the position. */
+  consensus_price: number | null;
+  /** Line where the ladder's fair probability crosses 0.5, in this position's own line
+   *  convention; null for markets without a ladder or when the ladder cannot place it. */
+  consensus_line: number | null;
+  /** Ladder model at every quoted line, ascending by variable; null without a ladder. */
+  distribution_prices: DistributionPoint[] | null;
+  edges: Edge[];
+  paper_bettable: boolean;
+  partner_liquidities: PartnerLiquidity[];
+}
+
+/** Tick entry (spec): a partner_liquidities entry plus its quote's state. */
+export interface TickEntry extends PartnerLiquidity {
+  position_hash: string;
+  actionable: boolean;
+  /** Stable per quote version: liquidity_hash + '@' + ts_event. */
+  buy_id: string;
+  source: QuoteSource;
+  outlier: boolean;
+  median: number | null;
+  as_of: string;
+}
+
+/** One venue's book for a position (Depth partners[] entry). */
+export interface DepthPartner {
+  partner_id: string;
+  partner_name: string;
+  /** Best (lowest price) first. */
+  levels: BookLevel[];
+  total_available: number;
+  /** First level's price; null when the venue shows no level (a quote without depth). */
+  best_price: number | null;
+  fetched_at: string;
+}
+
+/** Depth (spec), one per position. */
+export interface PositionDepth {
+  position_hash: string;
+  partners: DepthPartner[];
+  fetched_at: string;
+}
+
+/**
+ * What the next run needs from this one to apply the tick-sending rule: the last computed tick
+ * entry of every visible (non-withheld) quote, keyed by liquidity_hash. Plain object so it can be
+ * stored as JSON.
+ */
+export interface ContestSnapshot {
+  contest_id: string;
+  quotes: Record<string, TickEntry>;
+}
+
+/** Tick entries are shared between `ticks` and `snapshot.quotes`: treat the result as read-only. */
+export interface ContestResult {
+  contest_id: string;
+  positions: PositionLiquidity[];
+  depth: PositionDepth[];
+  /** Ticks to publish for this change, per the tick-sending rule against `prev`. */
+  ticks: TickEntry[];
+  /** Pass back as `prev` on the next run. */
+  snapshot: ContestSnapshot;
+}
