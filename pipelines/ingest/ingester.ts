@@ -40,6 +40,8 @@ export class Ingester {
   private readonly pending = new Map<string, Map<string, NormalizedQuote>>();
   private readonly lastSeen = new Map<string, { price: number; available: number; at: number; levels: string }>();
   private readonly unsubs: (() => void)[] = [];
+  /** The last snapshot of each polled venue, to notice offers it stopped listing. */
+  private readonly polled = new Map<string, Map<string, NormalizedQuote>>();
   private readonly timers: NodeJS.Timeout[] = [];
   private flushing: Promise<void> | null = null;
   quotesIn = 0;
@@ -80,7 +82,20 @@ export class Ingester {
   private async poll(a: VenueAdapter): Promise<void> {
     try {
       const quotes = await a.fetchQuotes();
-      for (const q of quotes) this.accept(q);
+      const now = new Map<string, NormalizedQuote>();
+      for (const q of quotes) {
+        now.set(q.liquidity_hash, q);
+        this.accept(q);
+      }
+      // A polled venue withdraws an offer by no longer listing it: that is a quote gone empty.
+      const before = this.polled.get(a.id);
+      if (before) {
+        const tsInit = this.d.now();
+        for (const [h, q] of before) {
+          if (!now.has(h) && q.available > 0) this.accept({ ...q, available: 0, levels: [], ts_init: tsInit, ts_event: tsInit });
+        }
+      }
+      this.polled.set(a.id, now);
     } catch (err) {
       this.d.log.warn({ err, partner_id: a.id }, 'poll failed; retrying on the next interval');
     }

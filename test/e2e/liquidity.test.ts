@@ -1,0 +1,203 @@
+/**
+ * The live pipeline end to end: the whole service runs as an operator starts it, the simulator is
+ * frozen and driven through /sim/v1, and REST shows exactly what the spec's rules say.
+ * Expected numbers are computed here from the documented method (docs/pricing.md), not by the code
+ * under test: multiplicative devig per venue, weights √(clamped USD), one-sided quotes at half weight.
+ */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startService, type Service } from '../support/service.js';
+
+let svc: Service;
+let key: string;
+const ADMIN = { 'x-admin-token': 'test-admin', 'content-type': 'application/json' };
+
+async function api(url: string, init: RequestInit = {}) {
+  const r = await fetch(svc.base + url, { ...init, headers: { 'x-api-key': key, ...(init.headers ?? {}) } });
+  return { status: r.status, body: (await r.json()) as any };
+}
+async function sim(pathname: string, body: unknown) {
+  const r = await fetch(svc.base + pathname, { method: 'POST', headers: ADMIN, body: JSON.stringify(body) });
+  const json = (await r.json()) as any;
+  if (r.status !== 200) throw new Error(`${pathname} → ${r.status} ${JSON.stringify(json)}`);
+  return json;
+}
+/** Polls the contest's liquidity until `check` passes (the pipeline is asynchronous), or fails with the last view. */
+async function eventually<T>(read: () => Promise<T>, check: (v: T) => boolean, ms = 8_000): Promise<T> {
+  const until = Date.now() + ms;
+  let last: T = await read();
+  while (!check(last)) {
+    if (Date.now() > until) return last;
+    await new Promise((r) => setTimeout(r, 50));
+    last = await read();
+  }
+  return last;
+}
+
+const w = (usd: number) => Math.sqrt(Math.min(100_000, Math.max(100, usd)));
+const r6 = (x: number) => Math.round(x * 1e6) / 1e6;
+
+let contestId: string;
+let over: any;
+let under: any;
+
+beforeAll(async () => {
+  svc = await startService();
+  key = JSON.parse(readFileSync(path.join(svc.env.FLOW_DATA_DIR!, 'demo-key.json'), 'utf8')).api_key;
+  await sim('/sim/v1/freeze', { frozen: true });
+  // A total line that every quoting venue lists (totals have no home/away to list the wrong way round).
+  const contests = (await api('/flow/v1/contests?limit=200')).body.data.filter((c: any) => c.tags.home_team);
+  for (const c of contests) {
+    const liq = await eventually(
+      () => api(`/flow/v1/contests/${c.id}/liquidity`),
+      (r) => r.body.data.length > 0,
+    );
+    const totals = liq.body.data.filter((p: any) => p.market_key === 'total' && p.partner_liquidities.length === 5);
+    for (const o of totals.filter((p: any) => p.side_key === 'over')) {
+      const u = totals.find((p: any) => p.side_key === 'under' && p.variable === o.variable);
+      if (u) {
+        contestId = c.id;
+        over = o;
+        under = u;
+        return;
+      }
+    }
+  }
+  throw new Error('no total line quoted by all five quoting venues');
+}, 120_000);
+afterAll(async () => svc?.cleanup(), 60_000);
+
+const liquidity = () => api(`/flow/v1/contests/${contestId}/liquidity`);
+const find = (r: any, hash: string) => r.body.data.find((p: any) => p.position_hash === hash);
+const setBoth = async (partner: string, o: number, u: number, available: number) => {
+  await sim('/sim/v1/quotes', { partner_id: partner, position_hash: over.position_hash, price: o, available });
+  await sim('/sim/v1/quotes', { partner_id: partner, position_hash: under.position_hash, price: u, available });
+};
+const quoteOf = (pos: any, partner: string) => pos.partner_liquidities.find((q: any) => q.partner_id === partner);
+
+describe('consensus through the whole pipeline', () => {
+  it('is the liquidity-weighted mean of each venue\'s devigged prices', async () => {
+    await setBoth('sim_exchange', 0.6, 0.45, 10_000);
+    await setBoth('sim_book01', 0.5, 0.55, 2_500);
+    await setBoth('sim_p2p', 0.58, 0.47, 400);
+    await setBoth('sim_quotes', 0.52, 0.53, 1_000); // no real book: counts at the minimum weight
+    await setBoth('sim_sportsbook', 0.6, 0.45, 0); // an emptied book does not count
+    const rows = [
+      [0.6, 0.45, w(10_000)],
+      [0.5, 0.55, w(2_500)],
+      [0.58, 0.47, w(400)],
+      [0.52, 0.53, w(0)],
+    ] as const;
+    const num = rows.reduce((s, [o, u, wt]) => s + wt * (o / (o + u)), 0);
+    const den = rows.reduce((s, [, , wt]) => s + wt, 0);
+    const expected = r6(num / den);
+    const r = await eventually(
+      liquidity,
+      (x) => find(x, over.position_hash)?.consensus_price === expected && quoteOf(find(x, under.position_hash), 'sim_sportsbook')?.available === 0,
+    );
+    const o = find(r, over.position_hash);
+    expect(o.consensus_price).toBe(expected);
+    expect(find(r, under.position_hash).consensus_price).toBe(r6(1 - num / den));
+    expect(quoteOf(o, 'sim_exchange')).toMatchObject({ price: 0.6, available: 10_000 });
+    // A polled venue that withdraws its offer reads as an emptied quote, on both sides.
+    expect(quoteOf(o, 'sim_sportsbook').available).toBe(0);
+    expect(quoteOf(find(r, under.position_hash), 'sim_sportsbook').available).toBe(0);
+    expect(o.paper_bettable).toBe(true);
+    expect(o.edges.find((e: any) => e.partner_id === 'sim_book01').edge).toBe(r6(expected - 0.5));
+  });
+
+  it('flags a quote more than 0.15 from the median of three real books and leaves it out of consensus', async () => {
+    await sim('/sim/v1/quotes', { partner_id: 'sim_book01', position_hash: over.position_hash, price: 0.8, available: 2_500 });
+    // Real books on over: exchange .60, book01 .80, p2p .58 → median .60; .80 is .20 away.
+    // Consensus: book01's over is out; its under (.55) stays as a one-sided quote at half weight.
+    const oNum = w(10_000) * (0.6 / 1.05) + w(400) * (0.58 / 1.05) + w(0) * (0.52 / 1.05);
+    const oDen = w(10_000) + w(400) + w(0);
+    const uNum = w(10_000) * (0.45 / 1.05) + w(400) * (0.47 / 1.05) + w(0) * (0.53 / 1.05) + 0.5 * w(2_500) * 0.55;
+    const uDen = w(10_000) + w(400) + w(0) + 0.5 * w(2_500);
+    const oRaw = oNum / oDen;
+    const uRaw = uNum / uDen;
+    const expected = r6(oRaw / (oRaw + uRaw));
+    const r = await eventually(liquidity, (x) => find(x, over.position_hash)?.consensus_price === expected);
+    expect(find(r, over.position_hash).consensus_price).toBe(expected);
+    // Outliers are flagged, not removed: the quote is still listed.
+    expect(quoteOf(find(r, over.position_hash), 'sim_book01').price).toBe(0.8);
+  });
+
+  it('exactly 0.15 from the median is not an outlier', async () => {
+    await sim('/sim/v1/quotes', { partner_id: 'sim_book01', position_hash: over.position_hash, price: 0.75, available: 2_500 });
+    const rows = [
+      [0.6, 0.45, w(10_000)],
+      [0.75, 0.55, w(2_500)],
+      [0.58, 0.47, w(400)],
+      [0.52, 0.53, w(0)],
+    ] as const;
+    const expected = r6(rows.reduce((s, [o, u, wt]) => s + wt * (o / (o + u)), 0) / rows.reduce((s, [, , wt]) => s + wt, 0));
+    const r = await eventually(liquidity, (x) => find(x, over.position_hash)?.consensus_price === expected);
+    expect(find(r, over.position_hash).consensus_price).toBe(expected);
+  });
+
+  it('depth lists each venue\'s book best first, with totals', async () => {
+    await sim('/sim/v1/quotes', {
+      partner_id: 'sim_exchange',
+      position_hash: over.position_hash,
+      price: 0.6,
+      available: 100,
+      levels: [
+        { price: 0.6, available: 100 },
+        { price: 0.61, available: 250 },
+        { price: 0.63, available: 50 },
+      ],
+    });
+    const read = () => api(`/flow/v1/depth/${encodeURIComponent(over.position_hash)}`);
+    const r = await eventually(read, (x) => x.body.data?.partners?.find((p: any) => p.partner_id === 'sim_exchange')?.total_available === 400);
+    const ex = r.body.data.partners.find((p: any) => p.partner_id === 'sim_exchange');
+    expect(ex.levels).toEqual([
+      { price: 0.6, available: 100 },
+      { price: 0.61, available: 250 },
+      { price: 0.63, available: 50 },
+    ]);
+    expect(ex.best_price).toBe(0.6);
+    expect(r.body.data.position_hash).toBe(over.position_hash);
+    expect((await api('/flow/v1/depth/nope%3Anope')).status).toBe(404);
+  });
+});
+
+describe('state and entitlements', () => {
+  it('serves game state set through the simulator, single and batched', async () => {
+    await sim(`/sim/v1/contests/${contestId}/state`, {
+      game_status: 'live',
+      clock: { display: '07:12', remaining_seconds: 432, is_running: true },
+      period: { number: 2, label: 'Q2', type: 'quarter' },
+      scores: { home_score: 14, away_score: 10, period_scores: [{ home_score: 7, away_score: 3 }, { home_score: 7, away_score: 7 }] },
+    });
+    const r = await eventually(
+      () => api(`/flow/v1/contests/${contestId}/state`),
+      (x) => x.body.data?.state?.clock?.display === '07:12',
+    );
+    expect(r.body.data).toMatchObject({ contest_id: contestId, state: { game_status: 'live', scores: { home_score: 14, away_score: 10 } } });
+    expect(typeof r.body.data.refreshed_at).toBe('string');
+    expect(typeof r.body.data.cached_at).toBe('string');
+    const batch = await api('/flow/v1/contest-state/batch', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ contest_ids: [contestId, 'ct_missing'] }) });
+    expect(Object.keys(batch.body.data)).toEqual([contestId]);
+    expect(batch.body.data[contestId].state.period.label).toBe('Q2');
+    const tooMany = await api('/flow/v1/contest-state/batch', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ contest_ids: Array.from({ length: 201 }, (_, i) => `c${i}`) }) });
+    expect(tooMany.status).toBe(400);
+    expect((await api('/flow/v1/contests/ct_missing/state')).status).toBe(404);
+  });
+
+  it('the simulator control API wants the admin token and validates input', async () => {
+    const noToken = await fetch(svc.base + '/sim/v1/freeze', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"frozen":true}' });
+    expect(noToken.status).toBe(401);
+    const bad = await fetch(svc.base + '/sim/v1/quotes', { method: 'POST', headers: ADMIN, body: JSON.stringify({ partner_id: 'nope', position_hash: over.position_hash, price: 0.5, available: 1 }) });
+    expect(bad.status).toBe(404);
+    const badPrice = await fetch(svc.base + '/sim/v1/quotes', { method: 'POST', headers: ADMIN, body: JSON.stringify({ partner_id: 'sim_exchange', position_hash: over.position_hash, price: 1.5, available: 1 }) });
+    expect(badPrice.status).toBe(400);
+    const state = (await (await fetch(svc.base + '/sim/v1/state', { headers: ADMIN })).json()) as any;
+    expect(state.data).toMatchObject({ seed: 1, frozen: true });
+  });
+
+  it('liquidity of an unknown contest is 404', async () => {
+    expect((await api('/flow/v1/contests/ct_none/liquidity')).status).toBe(404);
+  });
+});
