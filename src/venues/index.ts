@@ -1,0 +1,6 @@
+/** Public surface of the venue layer. */
+export * from './types.js';
+export * from './errors.js';
+export * from './prices.js';
+export { fillFee, type FeeRole } from './fees.js';
+export { VENUE_FACTORIES, createAdapters, createVenues, knownVenueIds, type VenueFactory, type VenueFactoryContext, type VenueSet, type VenuesConfig } from './registry.js';

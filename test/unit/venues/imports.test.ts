@@ -1,0 +1,39 @@
+/**
+ * Dependency rule: src/venues imports only src/domain and itself (plus node built-ins), so a
+ * venue never reaches into stores, the API or pipelines.
+ */
+import { readFileSync, readdirSync, statSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
+const venues = join(root, 'src/venues');
+
+function files(dir: string): string[] {
+  return readdirSync(dir).flatMap((f) => {
+    const p = join(dir, f);
+    return statSync(p).isDirectory() ? files(p) : p.endsWith('.ts') ? [p] : [];
+  });
+}
+
+describe('src/venues dependency rule', () => {
+  it('imports only src/domain, itself and node built-ins', () => {
+    const offenders: string[] = [];
+    for (const f of files(venues)) {
+      const src = readFileSync(f, 'utf8');
+      for (const m of src.matchAll(/(?:import|export)[^'"]*?from\s+['"]([^'"]+)['"]/g)) {
+        const spec = m[1]!;
+        if (spec.startsWith('node:')) continue;
+        if (!spec.startsWith('.')) {
+          offenders.push(`${relative(root, f)} → ${spec}`);
+          continue;
+        }
+        const target = relative(root, resolve(dirname(f), spec));
+        if (!target.startsWith('src/venues/') && !target.startsWith('src/domain/')) offenders.push(`${relative(root, f)} → ${target}`);
+      }
+    }
+    expect(offenders).toEqual([]);
+    expect(files(venues).length).toBeGreaterThan(5);
+  });
+});
