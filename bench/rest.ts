@@ -9,10 +9,15 @@ import { parseArgs } from 'node:util';
 import { load, printTable, type LoadResult } from './support/autocannon.js';
 
 export default async function run(args: string[]): Promise<void> {
+  return runRestScenario('rest', args);
+}
+
+/** Shared by `rest` and `rest-liquidity`: the same harness, different paths. */
+export async function runRestScenario(scenario: 'rest' | 'liquidity', args: string[]): Promise<void> {
   const { values } = parseArgs({ args, options: { seconds: { type: 'string', default: '10' }, connections: { type: 'string', default: '50' } } });
   const seconds = Number(values.seconds);
   const connections = Number(values.connections);
-  const child = spawn(process.execPath, ['--import', 'tsx', new URL('./support/rest-servers.ts', import.meta.url).pathname], {
+  const child = spawn(process.execPath, ['--import', 'tsx', new URL('./support/rest-servers.ts', import.meta.url).pathname, scenario], {
     stdio: ['ignore', 'pipe', 'inherit'],
     env: process.env,
   });
@@ -23,7 +28,7 @@ export default async function run(args: string[]): Promise<void> {
       child.once('exit', (code) => reject(new Error(`server process exited with ${code}`)));
     });
     const info = JSON.parse(line) as { flow_port: number; bare_port: number; api_key: string; paths: string[] };
-    console.log(`bench rest: ${seconds}s per run, ${connections} connections, server in pid ${child.pid}`);
+    console.log(`bench ${scenario === 'rest' ? 'rest' : 'rest-liquidity'}: ${seconds}s per run, ${connections} connections, server in pid ${child.pid}`);
     const rows: LoadResult[] = [];
     for (const path of info.paths) {
       // Warm both (JIT, caches, pools) before measuring.

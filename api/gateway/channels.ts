@@ -18,7 +18,7 @@ const MAX_IDS = 200;
  */
 export type Delivery = 'topic' | 'direct' | 'private';
 
-type FieldKind = 'ids' | 'number' | 'nonneg' | 'bool' | 'confidence' | 'strength' | 'true';
+type FieldKind = 'ids' | 'number' | 'nonneg' | 'bool' | 'confidence' | 'strength';
 
 export interface ChannelRule {
   channel: StreamChannel;
@@ -84,7 +84,7 @@ export type ClientMessage =
   | { action: 'unsubscribe'; channel: StreamChannel; contestIds: string[] | null };
 
 export interface ProtocolError {
-  code: 'invalid_message' | 'invalid_channel' | 'entitlement_required' | 'contest_ids_required';
+  code: 'invalid_message' | 'invalid_channel' | 'entitlement_required' | 'contest_ids_required' | 'account_forbidden';
   message: string;
   channel?: string;
   missing?: string[];
@@ -124,7 +124,6 @@ function field(name: string, kind: FieldKind, v: unknown): number | boolean | st
       return typeof r === 'string' ? { error: r } : r;
     }
     case 'bool':
-    case 'true':
       return typeof v === 'boolean' ? v : { error: `${name} must be a boolean` };
     case 'number':
       return typeof v === 'number' && Number.isFinite(v) ? v : { error: `${name} must be a number` };

@@ -9,12 +9,13 @@ import { badRequest, notFound } from '../../../src/errors.js';
 import { parsePositionHash } from '../../../src/domain/hashes.js';
 import { getContest } from '../../../src/store/pg/catalog.js';
 import type { HotState } from '../../../src/store/redis/hot.js';
+import { decodeBusMessage, subscribeBus } from '../../../src/store/redis/bus.js';
 import type { AppContext } from '../context.js';
-import { sendEnvelope, sendFragment } from '../reply.js';
+import { sendBytesFragment, sendEnvelope, sendFragment } from '../reply.js';
 import { IdParams } from '../schemas.js';
 
 export function liquidityRoutes(hot: HotState) {
-  return (app: FastifyInstance, ctx: AppContext): void => {
+  return async (app: FastifyInstance, ctx: AppContext): Promise<void> => {
     const now = () => ctx.clock.now();
     // Contest existence is catalog data: remember the answer briefly instead of asking PostgreSQL per read.
     const known = new Map<string, { ok: boolean; at: number }>();
@@ -27,12 +28,45 @@ export function liquidityRoutes(hot: HotState) {
       return ok;
     }
 
+    // A contest's liquidity is large (every position × venue) and read far more often than it
+    // changes: keep the last copy per contest. Every recomputation publishes on the bus, which drops
+    // the copy at once; should a bus message be lost, a copy older than REVALIDATE_MS is checked
+    // against its version (a few bytes) before it is served again.
+    const REVALIDATE_MS = 1_000;
+    const cached = new Map<string, { version: number; fragment: Buffer; checkedAt: number }>();
+    async function liquidityFragment(contestId: string): Promise<Buffer | null> {
+      const hit = cached.get(contestId);
+      const t = Date.now();
+      if (hit) {
+        if (t - hit.checkedAt < REVALIDATE_MS) return hit.fragment;
+        if ((await hot.liquidityVersion(contestId)) === hit.version) {
+          hit.checkedAt = t;
+          return hit.fragment;
+        }
+      }
+      const fresh = await hot.liquidityWithVersion(contestId);
+      if (!fresh) return null;
+      const fragment = Buffer.from(`"data":${fresh.json}`);
+      if (cached.size > 2_000) cached.clear();
+      cached.set(contestId, { version: fresh.version, fragment, checkedAt: t });
+      return fragment;
+    }
+    const subscriber = ctx.redis.duplicate();
+    const unsubscribe = await subscribeBus(subscriber, ctx.ks, ['liquidity'], (_c, raw) => {
+      const contestId = decodeBusMessage('liquidity', raw).contest_id;
+      if (contestId) cached.delete(contestId);
+    });
+    app.addHook('onClose', async () => {
+      await unsubscribe().catch(() => undefined);
+      subscriber.disconnect();
+    });
+
     app.get<{ Params: Static<typeof IdParams> }>(
       '/flow/v1/contests/:id/liquidity',
       { schema: { params: IdParams, tags: ['liquidity'], summary: 'Every bettable position of a contest with venue prices' }, config: { entitlements: ['markets:read'] } },
       async (req, reply) => {
-        const stored = await hot.liquidity(req.params.id);
-        if (stored !== null) return sendFragment(reply, now(), `"data":${stored}`);
+        const fragment = await liquidityFragment(req.params.id);
+        if (fragment !== null) return sendBytesFragment(reply, now(), fragment);
         if (!(await contestExists(req.params.id))) throw notFound('contest', req.params.id);
         return sendFragment(reply, now(), '"data":[]');
       },

@@ -97,6 +97,20 @@ export class HotState {
     return this.redis.get(this.k('liq', contestId));
   }
 
+  /** The version of the stored liquidity (a few bytes), to revalidate a cached copy cheaply. */
+  async liquidityVersion(contestId: string): Promise<number | null> {
+    const v = await this.redis.get(this.k('liqv', contestId));
+    return v === null ? null : Number(v);
+  }
+
+  /** Liquidity together with the version it is, read atomically. */
+  async liquidityWithVersion(contestId: string): Promise<{ version: number; json: string } | null> {
+    const res = await this.redis.multi().get(this.k('liqv', contestId)).get(this.k('liq', contestId)).exec();
+    const v = res?.[0]?.[1] as string | null;
+    const json = res?.[1]?.[1] as string | null;
+    return v === null || json === null ? null : { version: Number(v), json };
+  }
+
   depth(contestId: string, positionHash: string): Promise<string | null> {
     return this.redis.hget(this.k('depth', contestId), positionHash);
   }

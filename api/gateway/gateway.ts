@@ -1,0 +1,749 @@
+/**
+ * The stream gateway: a uWebSockets.js server on STREAM_PORT at /flow/v1/stream (spec "WebSocket
+ * stream"). Each process holds one dedicated Redis subscriber on the event bus and fans events out to
+ * its own clients, so gateways scale out by running more of them; nothing but the per-key connection
+ * slots is shared between them. See docs/stream.md for the behaviour in user terms.
+ *
+ * Hot path: liquidity and contest_state events are identical for every subscriber, so they go
+ * through uWS topics (one native publish per topic, no JS per subscriber). Channels whose payload
+ * differs per connection (ticks: seq; trades, arbitrage, signal: filters) visit the subscribers of
+ * the event's contest, computing each distinct filtered payload once.
+ */
+import { randomBytes } from 'node:crypto';
+import type { Registry } from 'prom-client';
+import type { Clock } from '../../src/clock.js';
+import type { Config } from '../../src/config.js';
+import type { PrincipalRecord } from '../../src/domain/principal.js';
+import { missingEntitlements } from '../../src/domain/plans.js';
+import { STREAM_CHANNELS, type BusMessage, type StreamChannel } from '../../src/domain/stream.js';
+import { sha256Hex } from '../../src/ids.js';
+import type { Logger } from '../../src/log.js';
+import type { Pool } from '../../src/store/pg/pool.js';
+import { loadPrincipalRecord, lookupPrincipalRecord } from '../../src/store/principals.js';
+import { decodeBusMessage, subscribeBus } from '../../src/store/redis/bus.js';
+import type { Keyspace, Redis } from '../../src/store/redis/client.js';
+import type { RequestGate } from '../../src/store/redis/gate.js';
+import { AccountDirectory } from './accounts.js';
+import {
+  CHANNEL_RULES,
+  contestTopic,
+  everyContestTopic,
+  OTHER_ACCOUNTS_ENTITLEMENT,
+  parseClientMessage,
+  type ProtocolError,
+  type Subscription,
+} from './channels.js';
+import { BusEvent, DEFAULT_FILTERS, PASS_THROUGH, type ChannelFilter } from './filters.js';
+import { gatewayMetrics, type GatewayMetrics } from './metrics.js';
+import { ConnectionSlots } from './slots.js';
+import { uws, type HttpResponse, type TemplatedApp, type us_listen_socket, type WebSocket } from './uws.js';
+
+export const STREAM_PATH = '/flow/v1/stream';
+
+/** Close code for a revoked or expired key (spec): do not reconnect with the same key. */
+export const CLOSE_KEY_INVALID = 4001;
+
+export interface GatewayTuning {
+  /** Server ping interval; a client that has not ponged by the next ping is terminated. Spec: 25 s. */
+  pingIntervalMs: number;
+  /** How often every connected key is re-read from PostgreSQL (revocation is also pushed on the bus). */
+  keyCheckIntervalMs: number;
+  /** Per-connection send buffer bound (bytes); beyond it events are dropped for that connection. */
+  maxBackpressureBytes: number;
+  /** How often this process re-scores its connection slots in Redis. */
+  slotHeartbeatMs: number;
+  /** A slot not re-scored for this long is free (a gateway that died releases its keys' slots). */
+  slotTtlMs: number;
+}
+
+export const DEFAULT_TUNING: GatewayTuning = {
+  pingIntervalMs: 25_000,
+  keyCheckIntervalMs: 60_000,
+  maxBackpressureBytes: 1024 * 1024,
+  slotHeartbeatMs: 15_000,
+  slotTtlMs: 60_000,
+};
+
+export interface GatewayDeps {
+  config: Config;
+  log: Logger;
+  pool: Pool;
+  redis: Redis;
+  ks: Keyspace;
+  gate: RequestGate;
+  clock: Clock;
+  metrics: Registry;
+  /** A new Redis connection for the bus subscription; the gateway owns it and closes it on stop. */
+  createSubscriber: () => Redis;
+  tuning?: Partial<GatewayTuning>;
+  /** Per-channel event filters replacing the defaults (topic channels, liquidity and contest_state, are never filtered). */
+  filters?: Partial<Record<StreamChannel, ChannelFilter>>;
+}
+
+export interface Gateway {
+  /** The bound port (the real one when config.streamPort is 0). */
+  port: number;
+  /** Stops accepting, closes every client with 1001, drops the bus subscription and frees the slots. */
+  stop(): Promise<void>;
+}
+
+interface Conn {
+  id: string;
+  keyHash: string;
+  record: PrincipalRecord;
+  held: Set<string>;
+  ws: WebSocket<UserData> | null;
+  open: boolean;
+  subs: Map<StreamChannel, Subscription>;
+  /** The account_ids a caller named for a private channel (echoed back on subscribed). */
+  namedAccounts: Map<StreamChannel, string[]>;
+  /** ticks events routed to this connection so far (the spec's per-connection seq). */
+  seq: number;
+  awaitingPong: boolean;
+  pingPending: boolean;
+  /** Messages dropped since the last backpressure notice. */
+  dropped: number;
+  inbox: Promise<void>;
+}
+
+interface UserData {
+  conn: Conn;
+}
+
+type Refusal = { ok: false; status: string; code: string; message: string; details?: Record<string, unknown> };
+type Admission = { ok: true; conn: Conn } | Refusal;
+
+interface DirectIndex {
+  byContest: Map<string, Set<Conn>>;
+  every: Set<Conn>;
+}
+interface PrivateIndex {
+  byAccount: Map<string, Set<Conn>>;
+  all: Set<Conn>;
+}
+
+const RECENTLY_REVOKED_MS = 5 * 60_000;
+
+function addTo<K>(m: Map<K, Set<Conn>>, k: K, c: Conn): void {
+  let s = m.get(k);
+  if (!s) m.set(k, (s = new Set()));
+  s.add(c);
+}
+function removeFrom<K>(m: Map<K, Set<Conn>>, k: K, c: Conn): void {
+  const s = m.get(k);
+  if (s && s.delete(c) && s.size === 0) m.delete(k);
+}
+
+/** Splits a ticks event where the per-connection `"seq":N,` goes (after the type, else after `{`). */
+function seqSplice(event: string): [string, string] {
+  const lead = '{"type":"ticks",';
+  const i = event.startsWith(lead) ? lead.length : 1;
+  return [event.slice(0, i), event.slice(i)];
+}
+
+const TYPE_TO_CHANNEL: Record<string, string> = {
+  'liquidity.update': 'liquidity',
+  ticks: 'ticks',
+  trades: 'trades',
+  'arbitrage.update': 'arbitrage',
+  'signal.update': 'signal',
+  'contest_state.update': 'contest_state',
+  'order.update': 'orders',
+  'order.settled': 'orders',
+  'balance.update': 'balance',
+};
+
+/** The channel label of a payload uWS dropped (control messages: pong, subscribed, errors). */
+function channelOfPayload(ab: ArrayBuffer): string {
+  const head = Buffer.from(ab, 0, Math.min(ab.byteLength, 64)).toString('latin1');
+  const m = /"type":"([a-z_.]+)"/.exec(head);
+  return (m && TYPE_TO_CHANNEL[m[1]!]) || 'control';
+}
+
+class StreamGateway {
+  private readonly tuning: GatewayTuning;
+  private readonly log: Logger;
+  private readonly m: GatewayMetrics;
+  private readonly slots: ConnectionSlots;
+  private readonly accounts: AccountDirectory;
+  private readonly filters: Record<StreamChannel, ChannelFilter>;
+  private readonly app: TemplatedApp;
+  private listenSocket: us_listen_socket | null = null;
+  private subscriber: Redis | null = null;
+  private unsubscribeBus: (() => Promise<void>) | null = null;
+  private readonly conns = new Set<Conn>();
+  private readonly byKey = new Map<string, Set<Conn>>();
+  private readonly direct = new Map<StreamChannel, DirectIndex>();
+  private readonly priv = new Map<StreamChannel, PrivateIndex>();
+  private readonly recentlyRevoked = new Map<string, number>();
+  private readonly pendingReleases = new Set<Promise<void>>();
+  private privateChain: Promise<void> = Promise.resolve();
+  private timers: NodeJS.Timeout[] = [];
+  private checkingKeys = false;
+  private stopping = false;
+
+  constructor(private readonly deps: GatewayDeps) {
+    this.tuning = { ...DEFAULT_TUNING, ...deps.tuning };
+    this.log = deps.log.child({ component: 'gateway' });
+    this.m = gatewayMetrics(deps.metrics);
+    this.slots = new ConnectionSlots(deps.redis, deps.ks, this.tuning.slotTtlMs);
+    this.accounts = new AccountDirectory(deps.pool);
+    this.filters = { ...DEFAULT_FILTERS, ...deps.filters };
+    for (const ch of STREAM_CHANNELS) {
+      const d = CHANNEL_RULES[ch].delivery;
+      if (d === 'direct') this.direct.set(ch, { byContest: new Map(), every: new Set() });
+      if (d === 'private') this.priv.set(ch, { byAccount: new Map(), all: new Set() });
+    }
+    this.app = this.buildApp();
+  }
+
+  async start(): Promise<Gateway> {
+    // Subscribe before listening: a client that is told `subscribed` must not miss what follows.
+    this.subscriber = this.deps.createSubscriber();
+    this.unsubscribeBus = await subscribeBus(this.subscriber, this.deps.ks, [...STREAM_CHANNELS, 'keys-revoked'], (ch, raw) => this.onBus(ch, raw));
+    const { host, streamPort } = this.deps.config;
+    const ls = await new Promise<us_listen_socket | false>((resolve) => this.app.listen(host, streamPort, resolve));
+    if (!ls) {
+      await this.closeSubscriber();
+      throw new Error(`stream gateway could not listen on ${host}:${streamPort}`);
+    }
+    this.listenSocket = ls;
+    const port = uws.us_socket_local_port(ls as never);
+    const every = (ms: number, fn: () => void) => this.timers.push(setInterval(fn, ms));
+    every(this.tuning.pingIntervalMs, () => this.pingTick());
+    every(this.tuning.keyCheckIntervalMs, () => void this.checkKeys());
+    every(this.tuning.slotHeartbeatMs, () => this.slotHeartbeat());
+    this.log.info({ role: 'gateway', url: `ws://${host}:${port}${STREAM_PATH}` }, 'stream gateway listening');
+    return { port, stop: () => this.stop() };
+  }
+
+  // ---- HTTP / WebSocket wiring -------------------------------------------------------------
+
+  private buildApp(): TemplatedApp {
+    const t = this.tuning;
+    return uws
+      .App()
+      .ws<UserData>(STREAM_PATH, {
+        compression: uws.DISABLED,
+        maxPayloadLength: 64 * 1024,
+        maxBackpressure: t.maxBackpressureBytes,
+        closeOnBackpressureLimit: false,
+        // Liveness is our own ping timer (spec: ping every 25 s, terminate without a pong by the next).
+        idleTimeout: 0,
+        sendPingsAutomatically: false,
+        upgrade: (res, req, context) => {
+          const apiKey = req.getQuery('api_key') || req.getHeader('x-api-key');
+          const secKey = req.getHeader('sec-websocket-key');
+          const secProtocol = req.getHeader('sec-websocket-protocol');
+          const secExtensions = req.getHeader('sec-websocket-extensions');
+          let aborted = false;
+          res.onAborted(() => {
+            aborted = true;
+          });
+          void this.admit(apiKey).then((a) => {
+            if (aborted) {
+              if (a.ok) this.releaseSlot(a.conn);
+              return;
+            }
+            res.cork(() => {
+              if (a.ok) res.upgrade<UserData>({ conn: a.conn }, secKey, secProtocol, secExtensions, context);
+              else this.refuse(res, a);
+            });
+          });
+        },
+        open: (ws) => this.onOpen(ws),
+        message: (ws, data) => {
+          const conn = ws.getUserData().conn;
+          const text = Buffer.from(data).toString('utf8'); // copy now: uWS neuters the buffer on return
+          conn.inbox = conn.inbox.then(() => this.onMessage(conn, text)).catch((err) => this.log.error({ err }, 'stream message handler failed'));
+        },
+        pong: (ws) => {
+          ws.getUserData().conn.awaitingPong = false;
+        },
+        drain: (ws) => {
+          const conn = ws.getUserData().conn;
+          if (conn.pingPending && ws.getBufferedAmount() < t.maxBackpressureBytes) {
+            conn.pingPending = false;
+            ws.ping();
+          }
+          this.maybeNotifyDrops(conn);
+        },
+        dropped: (ws, message) => {
+          if (message.byteLength === 0) return; // a ping; handled by pingPending
+          const conn = ws.getUserData().conn;
+          conn.dropped++;
+          this.m.dropped.inc({ channel: channelOfPayload(message) });
+        },
+        close: (ws, code, message) => this.onClose(ws.getUserData().conn, code, Buffer.from(message).toString('utf8')),
+      })
+      .get('/healthz', (res) => {
+        res.writeHeader('content-type', 'application/json').end('{"status":"ok"}');
+      })
+      .get(STREAM_PATH, (res) => {
+        res.writeStatus('426 Upgrade Required').writeHeader('content-type', 'application/json');
+        res.end(JSON.stringify({ error: { code: 'upgrade_required', message: `open a WebSocket to ${STREAM_PATH}?api_key=<API_KEY>` } }));
+      })
+      .any('/*', (res) => {
+        res.writeStatus('404 Not Found').writeHeader('content-type', 'application/json');
+        res.end(JSON.stringify({ error: { code: 'not_found', message: `the stream is at ${STREAM_PATH}` } }));
+      });
+  }
+
+  private refuse(res: HttpResponse, r: Refusal): void {
+    res.writeStatus(r.status).writeHeader('content-type', 'application/json');
+    res.end(JSON.stringify({ error: { code: r.code, message: r.message, ...(r.details ? { details: r.details } : {}) } }), true);
+  }
+
+  /** Key check and connection slot, before the 101: refusals are HTTP statuses, not in-band messages. */
+  private async admit(apiKey: string): Promise<Admission> {
+    const refuse = (status: string, code: string, message: string, details?: Record<string, unknown>): Refusal => ({ ok: false, status, code, message, details });
+    if (this.stopping) {
+      this.m.upgrades.inc({ result: 'error' });
+      return refuse('503 Service Unavailable', 'unavailable', 'this gateway is shutting down; reconnect');
+    }
+    if (!apiKey) {
+      this.m.upgrades.inc({ result: 'unauthorized' });
+      return refuse('401 Unauthorized', 'unauthorized', 'missing API key: pass ?api_key=<API_KEY> or the X-API-Key header');
+    }
+    try {
+      const keyHash = sha256Hex(apiKey);
+      const rec = await lookupPrincipalRecord(this.deps.gate, this.deps.pool, { kind: 'key', id: keyHash });
+      if (('invalid' in rec && rec.invalid) || !('key_id' in rec) || !rec.key_id) {
+        this.m.upgrades.inc({ result: 'unauthorized' });
+        const revoked = 'invalid' in rec && rec.invalid === 'revoked';
+        return refuse('401 Unauthorized', 'unauthorized', revoked ? 'this API key was revoked' : 'unknown API key');
+      }
+      const conn: Conn = {
+        id: `wsc_${randomBytes(9).toString('base64url')}`,
+        keyHash,
+        record: rec,
+        held: new Set(rec.entitlements),
+        ws: null,
+        open: false,
+        subs: new Map(),
+        namedAccounts: new Map(),
+        seq: 0,
+        awaitingPong: false,
+        pingPending: false,
+        dropped: 0,
+        inbox: Promise.resolve(),
+      };
+      const max = this.deps.config.streamMaxConnectionsPerKey;
+      const slot = await this.slots.acquire(rec.key_id, conn.id, max, this.deps.clock.now());
+      if (!slot.ok) {
+        this.m.upgrades.inc({ result: 'limit' });
+        return refuse('429 Too Many Requests', 'connection_limit_exceeded', `this key already has ${slot.open} open stream connection(s); at most ${max} per key`, {
+          max_connections: max,
+        });
+      }
+      return { ok: true, conn };
+    } catch (err) {
+      this.log.error({ err }, 'stream upgrade failed');
+      this.m.upgrades.inc({ result: 'error' });
+      return refuse('503 Service Unavailable', 'unavailable', 'the stream cannot check keys right now; retry shortly');
+    }
+  }
+
+  private onOpen(ws: WebSocket<UserData>): void {
+    const conn = ws.getUserData().conn;
+    conn.ws = ws;
+    conn.open = true;
+    this.conns.add(conn);
+    addTo(this.byKey, conn.keyHash, conn);
+    this.m.upgrades.inc({ result: 'accepted' });
+    this.m.connections.inc();
+    const revokedAt = this.recentlyRevoked.get(conn.keyHash);
+    if (this.stopping) return ws.end(1001, 'server shutting down');
+    // A revocation that arrived between the key check and the open.
+    if (revokedAt !== undefined && revokedAt > this.deps.clock.now()) return this.invalidate(conn, 'revoked');
+    this.sendJson(conn, {
+      type: 'connected',
+      organization_id: conn.record.workspace_id,
+      api_key_id: conn.record.key_id,
+      server_time: this.now(),
+    });
+  }
+
+  private onClose(conn: Conn, code: number, reason: string): void {
+    if (!conn.open) return;
+    this.log.debug({ conn: conn.id, key_id: conn.record.key_id, code, reason }, 'stream connection closed');
+    conn.open = false;
+    this.conns.delete(conn);
+    removeFrom(this.byKey, conn.keyHash, conn);
+    for (const sub of conn.subs.values()) this.unindex(conn, sub);
+    conn.subs.clear();
+    conn.ws = null;
+    this.m.connections.dec();
+    this.releaseSlot(conn);
+  }
+
+  private releaseSlot(conn: Conn): void {
+    const p = this.slots
+      .release(conn.record.key_id!, conn.id)
+      .catch((err) => this.log.warn({ err }, 'could not release a stream connection slot; it expires by itself'))
+      .finally(() => this.pendingReleases.delete(p));
+    this.pendingReleases.add(p);
+  }
+
+  // ---- client messages ------------------------------------------------------------------------
+
+  private async onMessage(conn: Conn, text: string): Promise<void> {
+    if (!conn.open) return;
+    const p = parseClientMessage(text, conn.held);
+    if (!p.ok) return this.sendError(conn, p.error);
+    const msg = p.msg;
+    if (msg.action === 'ping') return this.sendJson(conn, { type: 'pong', server_time: this.now() });
+
+    if (msg.action === 'unsubscribe') {
+      const cur = conn.subs.get(msg.channel);
+      if (cur && msg.contestIds) {
+        if (!cur.contestIds) {
+          return this.sendError(conn, {
+            code: 'invalid_message',
+            channel: msg.channel,
+            message: `the ${msg.channel} subscription covers every contest; unsubscribe without contest_ids, or subscribe again with the contests you want`,
+          });
+        }
+        const drop = new Set(msg.contestIds);
+        const remaining = cur.contestIds.filter((c) => !drop.has(c));
+        this.unindex(conn, cur);
+        if (remaining.length) {
+          const next = { ...cur, contestIds: remaining };
+          conn.subs.set(msg.channel, next);
+          this.index(conn, next);
+        } else conn.subs.delete(msg.channel);
+        return this.sendJson(conn, { type: 'unsubscribed', channel: msg.channel, contest_ids: msg.contestIds, remaining_contest_ids: remaining });
+      }
+      if (cur) {
+        this.unindex(conn, cur);
+        conn.subs.delete(msg.channel);
+        conn.namedAccounts.delete(msg.channel);
+      }
+      return this.sendJson(conn, { type: 'unsubscribed', channel: msg.channel });
+    }
+
+    let sub = msg.sub;
+    let named: string[] | null = null;
+    if (sub.accounts?.kind === 'ids') {
+      named = sub.accounts.ids;
+      const { accounts, foreign } = await this.accounts.resolve(conn.record.workspace_id, conn.record.environment, named);
+      if (!conn.open) return;
+      if (foreign.length) {
+        return this.sendError(conn, {
+          code: 'account_forbidden',
+          channel: sub.channel,
+          message: `account_ids names accounts this organization does not own: ${foreign.join(', ')}`,
+        });
+      }
+      sub = { ...sub, accounts: { kind: 'ids', ids: accounts } };
+    }
+    // Re-subscribing replaces the channel's filter list (spec), atomically: no event runs in between.
+    const prev = conn.subs.get(sub.channel);
+    if (prev) this.unindex(conn, prev);
+    conn.subs.set(sub.channel, sub);
+    if (named) conn.namedAccounts.set(sub.channel, named);
+    else conn.namedAccounts.delete(sub.channel);
+    this.index(conn, sub);
+    const reply: Record<string, unknown> = { type: 'subscribed', channel: sub.channel, contest_ids: sub.contestIds };
+    if (sub.leagueIds) reply.league_ids = sub.leagueIds;
+    if (sub.accounts?.kind === 'all') reply.all = true;
+    if (named) reply.account_ids = named;
+    this.sendJson(conn, reply);
+  }
+
+  private index(conn: Conn, sub: Subscription): void {
+    const rule = CHANNEL_RULES[sub.channel];
+    if (rule.delivery === 'topic') {
+      const ws = conn.ws!;
+      if (sub.contestIds) for (const c of sub.contestIds) ws.subscribe(contestTopic(sub.channel, c));
+      else ws.subscribe(everyContestTopic(sub.channel));
+    } else if (rule.delivery === 'direct') {
+      const ix = this.direct.get(sub.channel)!;
+      if (sub.contestIds) for (const c of sub.contestIds) addTo(ix.byContest, c, conn);
+      else ix.every.add(conn);
+    } else {
+      const ix = this.priv.get(sub.channel)!;
+      const a = sub.accounts ?? { kind: 'own' };
+      if (a.kind === 'all') ix.all.add(conn);
+      else for (const id of a.kind === 'ids' ? a.ids : [conn.record.router_account_id]) addTo(ix.byAccount, id, conn);
+    }
+  }
+
+  private unindex(conn: Conn, sub: Subscription): void {
+    const rule = CHANNEL_RULES[sub.channel];
+    if (rule.delivery === 'topic') {
+      // On close uWS drops the socket's topics itself (and the socket may no longer be used).
+      if (!conn.open || !conn.ws) return;
+      const ws = conn.ws;
+      if (sub.contestIds) for (const c of sub.contestIds) ws.unsubscribe(contestTopic(sub.channel, c));
+      else ws.unsubscribe(everyContestTopic(sub.channel));
+    } else if (rule.delivery === 'direct') {
+      const ix = this.direct.get(sub.channel)!;
+      if (sub.contestIds) for (const c of sub.contestIds) removeFrom(ix.byContest, c, conn);
+      else ix.every.delete(conn);
+    } else {
+      const ix = this.priv.get(sub.channel)!;
+      const a = sub.accounts ?? { kind: 'own' };
+      if (a.kind === 'all') ix.all.delete(conn);
+      else for (const id of a.kind === 'ids' ? a.ids : [conn.record.router_account_id]) removeFrom(ix.byAccount, id, conn);
+    }
+  }
+
+  // ---- bus → clients --------------------------------------------------------------------------
+
+  private onBus(channel: StreamChannel | 'keys-revoked', raw: string): void {
+    try {
+      if (channel === 'keys-revoked') return this.onKeyRevoked(raw);
+      const msg = decodeBusMessage(channel, raw);
+      this.m.busMessages.inc({ channel });
+      const delivery = CHANNEL_RULES[channel].delivery;
+      if (delivery === 'topic') this.publishTopic(msg);
+      else if (delivery === 'direct') this.deliverDirect(msg);
+      else this.deliverPrivate(msg);
+    } catch (err) {
+      this.log.error({ err, channel }, 'could not deliver a bus message');
+    }
+  }
+
+  /** The fast path: one native publish per topic. A socket is in the contest topics or the "every contest" topic of a channel, never both. */
+  private publishTopic(msg: BusMessage): void {
+    if (msg.contest_id !== null) this.app.publish(contestTopic(msg.channel, msg.contest_id), msg.event, false);
+    this.app.publish(everyContestTopic(msg.channel), msg.event, false);
+  }
+
+  private deliverDirect(msg: BusMessage): void {
+    const ix = this.direct.get(msg.channel)!;
+    const byContest = msg.contest_id !== null ? ix.byContest.get(msg.contest_id) : undefined;
+    if (!byContest && ix.every.size === 0) return;
+    const ev = new BusEvent(msg);
+    const filter = this.filters[msg.channel];
+    const memo = new Map<string, string | null>();
+    const isTicks = msg.channel === 'ticks';
+    for (const set of [byContest, ix.every]) {
+      if (!set) continue;
+      for (const conn of set) {
+        const sub = conn.subs.get(msg.channel);
+        if (!sub) continue;
+        if (sub.leagueIds && (msg.league_id === null || !sub.leagueIds.includes(msg.league_id))) continue;
+        const payload = this.filtered(filter, ev, sub, memo);
+        if (payload === null) continue;
+        if (isTicks) {
+          // seq counts every ticks event routed to the connection, even one dropped under
+          // backpressure, so the client sees the gap and refetches (spec).
+          const n = ++conn.seq;
+          if (!this.hasRoom(conn, 'ticks')) continue;
+          const [head, tail] = seqSplice(payload);
+          this.sendRaw(conn, `${head}"seq":${n}${tail === '}' ? '' : ','}${tail}`);
+        } else if (this.hasRoom(conn, msg.channel)) this.sendRaw(conn, payload);
+      }
+    }
+  }
+
+  private deliverPrivate(msg: BusMessage): void {
+    const acct = msg.account_id;
+    if (!acct) return;
+    const ix = this.priv.get(msg.channel)!;
+    const ev = new BusEvent(msg);
+    const filter = this.filters[msg.channel];
+    const memo = new Map<string, string | null>();
+    const send = (conn: Conn) => {
+      const sub = conn.subs.get(msg.channel);
+      if (!sub) return;
+      const payload = this.filtered(filter, ev, sub, memo);
+      if (payload !== null && this.hasRoom(conn, msg.channel)) this.sendRaw(conn, payload);
+    };
+    const own = ix.byAccount.get(acct);
+    if (own) for (const conn of own) send(conn);
+    if (ix.all.size === 0) return;
+    // `all` needs the account's workspace (a database read on a cache miss); one chain keeps order.
+    this.privateChain = this.privateChain
+      .then(async () => {
+        const owner = await this.accounts.ownerOf(acct, this.deps.clock.now());
+        if (!owner) return;
+        for (const conn of ix.all) {
+          if (conn.open && conn.record.workspace_id === owner.workspace_id && conn.record.environment === owner.environment) send(conn);
+        }
+      })
+      .catch((err) => this.log.error({ err }, 'private stream delivery failed'));
+  }
+
+  private filtered(filter: ChannelFilter, ev: BusEvent, sub: Subscription, memo: Map<string, string | null>): string | null {
+    if (filter === PASS_THROUGH) return ev.msg.event;
+    const k = filter.key(sub);
+    let p = memo.get(k);
+    if (p === undefined) {
+      p = filter.apply(ev, sub);
+      memo.set(k, p);
+    }
+    return p;
+  }
+
+  // ---- sending and backpressure ---------------------------------------------------------------
+
+  /**
+   * Backpressure policy (docs/stream.md): an event that finds the connection's send buffer at its
+   * bound is dropped for that connection only and counted; once the buffer has drained below half,
+   * the client gets one {type:'error', code:'backpressure'} saying how many messages it missed.
+   */
+  private hasRoom(conn: Conn, channel: string): boolean {
+    const ws = conn.ws;
+    if (!ws || !conn.open) return false;
+    if (conn.dropped) this.maybeNotifyDrops(conn);
+    if (ws.getBufferedAmount() < this.tuning.maxBackpressureBytes) return true;
+    conn.dropped++;
+    this.m.dropped.inc({ channel });
+    return false;
+  }
+
+  private maybeNotifyDrops(conn: Conn): void {
+    const ws = conn.ws;
+    if (!ws || !conn.open || conn.dropped === 0) return;
+    if (ws.getBufferedAmount() >= this.tuning.maxBackpressureBytes / 2) return;
+    const n = conn.dropped;
+    conn.dropped = 0;
+    this.sendJson(conn, {
+      type: 'error',
+      code: 'backpressure',
+      message: `${n} message(s) were dropped because this connection read too slowly; refetch current state over REST (liquidity, ticks and trades resync from their REST reads) and read faster or subscribe to fewer contests`,
+      dropped: n,
+    });
+  }
+
+  private sendRaw(conn: Conn, payload: string): void {
+    const ws = conn.ws;
+    if (!ws || !conn.open) return;
+    ws.cork(() => ws.send(payload, false));
+  }
+
+  private sendJson(conn: Conn, obj: unknown): void {
+    this.sendRaw(conn, JSON.stringify(obj));
+  }
+
+  private sendError(conn: Conn, e: ProtocolError): void {
+    this.sendJson(conn, { type: 'error', ...e });
+  }
+
+  private now(): string {
+    return new Date(this.deps.clock.now()).toISOString();
+  }
+
+  // ---- lifecycle: liveness, key checks, slots -----------------------------------------------
+
+  private pingTick(): void {
+    for (const conn of this.conns) {
+      const ws = conn.ws;
+      if (!ws) continue;
+      if (conn.awaitingPong) {
+        this.log.debug({ conn: conn.id }, 'terminating a stream connection that did not pong');
+        this.m.closed.inc({ reason: 'ping_timeout' });
+        ws.close(); // terminate: no close handshake with a peer that stopped answering
+        continue;
+      }
+      conn.awaitingPong = true;
+      this.maybeNotifyDrops(conn);
+      if (ws.getBufferedAmount() >= this.tuning.maxBackpressureBytes) conn.pingPending = true; // sent on drain
+      else ws.cork(() => ws.ping());
+    }
+  }
+
+  private onKeyRevoked(raw: string): void {
+    let hash: string | undefined;
+    try {
+      hash = (JSON.parse(raw) as { key_hash?: string }).key_hash;
+    } catch {
+      return;
+    }
+    if (!hash) return;
+    const now = this.deps.clock.now();
+    for (const [h, until] of this.recentlyRevoked) if (until <= now) this.recentlyRevoked.delete(h);
+    this.recentlyRevoked.set(hash, now + RECENTLY_REVOKED_MS);
+    for (const conn of [...(this.byKey.get(hash) ?? [])]) this.invalidate(conn, 'revoked');
+  }
+
+  private invalidate(conn: Conn, reason: 'revoked' | 'unknown'): void {
+    if (!conn.open || !conn.ws) return;
+    this.sendJson(conn, {
+      type: 'error',
+      code: 'key_invalid',
+      message: reason === 'revoked' ? 'this API key was revoked; do not reconnect with it' : 'this API key is no longer valid; do not reconnect with it',
+    });
+    this.m.closed.inc({ reason: 'key_invalid' });
+    conn.ws.end(CLOSE_KEY_INVALID, 'key_invalid');
+  }
+
+  /** Re-reads every connected key from PostgreSQL: revocations and entitlement changes apply. */
+  private async checkKeys(): Promise<void> {
+    if (this.checkingKeys || this.stopping) return;
+    this.checkingKeys = true;
+    try {
+      for (const hash of [...this.byKey.keys()]) {
+        const rec = await loadPrincipalRecord(this.deps.gate, this.deps.pool, { kind: 'key', id: hash });
+        const conns = [...(this.byKey.get(hash) ?? [])];
+        if ('invalid' in rec && rec.invalid) {
+          for (const c of conns) this.invalidate(c, rec.invalid);
+          continue;
+        }
+        const record = rec as PrincipalRecord;
+        for (const c of conns) {
+          c.record = record;
+          c.held = new Set(record.entitlements);
+          this.dropUnentitled(c);
+        }
+      }
+    } catch (err) {
+      this.log.warn({ err }, 'stream key re-check failed; retrying next interval');
+    } finally {
+      this.checkingKeys = false;
+    }
+  }
+
+  private dropUnentitled(conn: Conn): void {
+    for (const sub of [...conn.subs.values()]) {
+      const need = [...CHANNEL_RULES[sub.channel].requires];
+      if (sub.accounts && sub.accounts.kind !== 'own') need.push(OTHER_ACCOUNTS_ENTITLEMENT);
+      const missing = missingEntitlements(conn.held, need);
+      if (!missing.length) continue;
+      this.unindex(conn, sub);
+      conn.subs.delete(sub.channel);
+      this.sendError(conn, {
+        code: 'entitlement_required',
+        channel: sub.channel,
+        missing,
+        message: `this key no longer holds ${missing.join(', ')}; the ${sub.channel} subscription was removed`,
+      });
+    }
+  }
+
+  private slotHeartbeat(): void {
+    const entries = [...this.conns].map((c) => ({ keyId: c.record.key_id!, connId: c.id }));
+    this.slots.refresh(entries, this.deps.clock.now()).catch((err) => this.log.warn({ err }, 'stream slot heartbeat failed'));
+  }
+
+  private async closeSubscriber(): Promise<void> {
+    try {
+      await this.unsubscribeBus?.();
+    } catch {
+      /* the connection may already be gone */
+    }
+    this.subscriber?.disconnect();
+    this.subscriber = null;
+  }
+
+  private async stop(): Promise<void> {
+    if (this.stopping) return;
+    this.stopping = true;
+    for (const t of this.timers) clearInterval(t);
+    this.timers = [];
+    await this.closeSubscriber();
+    if (this.listenSocket) uws.us_listen_socket_close(this.listenSocket);
+    this.listenSocket = null;
+    for (const conn of [...this.conns]) conn.ws?.end(1001, 'server shutting down');
+    await Promise.allSettled([...this.pendingReleases, this.privateChain]);
+    this.log.info({ role: 'gateway' }, 'stream gateway stopped');
+  }
+}
+
+/** Starts a stream gateway on config.host:config.streamPort (0 = an ephemeral port). */
+export async function startGateway(deps: GatewayDeps): Promise<Gateway> {
+  return new StreamGateway(deps).start();
+}
