@@ -38,7 +38,7 @@ const REFRESH_MS = 20_000;
 
 export class Ingester {
   private readonly pending = new Map<string, Map<string, NormalizedQuote>>();
-  private readonly lastSeen = new Map<string, { price: number; available: number; at: number; levels: string }>();
+  private readonly lastSeen = new Map<string, { price: number; available: number; at: number; levels: string; side: string }>();
   private readonly unsubs: (() => void)[] = [];
   /** The last snapshot of each polled venue, to notice offers it stopped listing. */
   private readonly polled = new Map<string, Map<string, NormalizedQuote>>();
@@ -106,8 +106,8 @@ export class Ingester {
     this.quotesIn++;
     const levels = q.levels.length > 1 ? JSON.stringify(q.levels) : '';
     const seen = this.lastSeen.get(q.liquidity_hash);
-    if (seen && seen.price === q.price && seen.available === q.available && seen.levels === levels && q.ts_init - seen.at < REFRESH_MS) return;
-    this.lastSeen.set(q.liquidity_hash, { price: q.price, available: q.available, at: q.ts_init, levels });
+    if (seen && seen.price === q.price && seen.available === q.available && seen.levels === levels && seen.side === q.venue_side_key && q.ts_init - seen.at < REFRESH_MS) return;
+    this.lastSeen.set(q.liquidity_hash, { price: q.price, available: q.available, at: q.ts_init, levels, side: q.venue_side_key });
     const key = parsePositionHash(q.position_hash);
     if (!key) return;
     let m = this.pending.get(key.contest_id);

@@ -163,6 +163,36 @@ describe('consensus through the whole pipeline', () => {
   });
 });
 
+describe('opposite-side withholding through the whole pipeline', () => {
+  it('withholds the quotes of a venue that lists the participant on the other side from every other venue', async () => {
+    const liq = await liquidity();
+    const home = liq.body.data.find((p: any) => p.market_key === 'moneyline' && p.side_key === 'home');
+    const away = liq.body.data.find((p: any) => p.market_key === 'moneyline' && p.side_key === 'away');
+    const venues = ['sim_exchange', 'sim_book01', 'sim_p2p', 'sim_quotes'];
+    for (const v of venues) {
+      const flipped = v === 'sim_book01';
+      await sim('/sim/v1/quotes', { partner_id: v, position_hash: home.position_hash, price: 0.55, available: 1_000, listed_side: flipped ? 'away' : 'home' });
+      await sim('/sim/v1/quotes', { partner_id: v, position_hash: away.position_hash, price: 0.5, available: 1_000, listed_side: flipped ? 'home' : 'away' });
+    }
+    await sim('/sim/v1/quotes', { partner_id: 'sim_sportsbook', position_hash: home.position_hash, price: 0.55, available: 0, listed_side: 'home' });
+    await sim('/sim/v1/quotes', { partner_id: 'sim_sportsbook', position_hash: away.position_hash, price: 0.5, available: 0, listed_side: 'away' });
+    const r = await eventually(liquidity, (x) => {
+      const h = find(x, home.position_hash);
+      return h && !quoteOf(h, 'sim_book01') && quoteOf(h, 'sim_p2p')?.price === 0.55 && quoteOf(h, 'sim_quotes')?.price === 0.55 && quoteOf(find(x, away.position_hash), 'sim_sportsbook')?.available === 0;
+    });
+    const h = find(r, home.position_hash);
+    expect(h.partner_liquidities.map((q: any) => q.partner_id).sort()).toEqual(['sim_exchange', 'sim_p2p', 'sim_quotes', 'sim_sportsbook']);
+    expect(quoteOf(find(r, away.position_hash), 'sim_book01')).toBeUndefined();
+    // Every remaining venue prices .55/.50: consensus is their common devigged price.
+    expect(h.consensus_price).toBe(r6(0.55 / 1.05));
+    expect(h.edges.map((e: any) => e.partner_id)).not.toContain('sim_book01');
+    // Listed the right way round again, the venue is back.
+    await sim('/sim/v1/quotes', { partner_id: 'sim_book01', position_hash: home.position_hash, price: 0.55, available: 1_000, listed_side: 'home' });
+    const back = await eventually(liquidity, (x) => !!quoteOf(find(x, home.position_hash), 'sim_book01'));
+    expect(quoteOf(find(back, home.position_hash), 'sim_book01').price).toBe(0.55);
+  });
+});
+
 describe('state and entitlements', () => {
   it('serves game state set through the simulator, single and batched', async () => {
     await sim(`/sim/v1/contests/${contestId}/state`, {

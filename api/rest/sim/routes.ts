@@ -61,6 +61,7 @@ export function simRoutes(sim: SimControl) {
         price: Type.Number({ exclusiveMinimum: 0, exclusiveMaximum: 1 }),
         available: Type.Number({ minimum: 0 }),
         levels: Type.Optional(Type.Array(Level, { maxItems: 100 })),
+        listed_side: Type.Optional(Type.String({ minLength: 1, maxLength: 32, description: 'the side this venue lists the participant on' })),
       },
       { additionalProperties: false },
     );

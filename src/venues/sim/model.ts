@@ -89,6 +89,9 @@ export interface SetQuoteInput {
   price: number;
   available: number;
   levels?: PriceLevel[];
+  /** The side the venue lists the position's participant on (home/away, over/under, yes/no);
+   *  naming the opposite side makes this venue list it the wrong way round. Kept until changed. */
+  listed_side?: string;
 }
 
 export interface EmitTradeInput {
@@ -758,6 +761,12 @@ export class SimMarket {
     levels = levels.filter((x) => x.available > 0);
     const now = this.currentTime();
     const l = v.byPosition.get(pr.pos.position_hash) ?? this.createListing(v, pr, now);
+    if (input.listed_side !== undefined) {
+      if (typeof input.listed_side !== 'string' || !/^[a-z_]{1,32}$/.test(input.listed_side)) {
+        throw bad('invalid_listed_side', 'listed_side must be a side key such as home, away, over, under, yes or no');
+      }
+      l.inst = { ...l.inst, venue_side_key: input.listed_side };
+    }
     l.pinned = true;
     l.outlierUntil = 0;
     l.arbUntil = 0;
