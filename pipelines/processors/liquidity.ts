@@ -37,6 +37,8 @@ export interface LiquidityProcessorDeps {
   now: () => number;
   history?: HistorySink;
   concurrency?: number;
+  /** How long a job's lock lives without renewal: a crashed worker's job runs again after about this. */
+  lockMs?: number;
 }
 
 interface ContestMeta {
@@ -58,8 +60,9 @@ export class LiquidityProcessor {
     this.worker = new Worker<JobMap['liquidity']>(QUEUE_NAMES.liquidity, (job) => this.process(job), {
       ...queueOptions(d.redisUrl, d.ks),
       concurrency: d.concurrency ?? 8,
-      // A crashed worker's job is picked up again after this long.
-      stalledInterval: 5_000,
+      // A crashed worker's job is picked up again once its lock lapses and the stall check runs.
+      lockDuration: d.lockMs ?? 5_000,
+      stalledInterval: d.lockMs ?? 5_000,
       maxStalledCount: 5,
     });
     this.worker.on('failed', (job, err) => d.log.warn({ err, contest_id: job?.data.contest_id }, 'liquidity job failed'));
