@@ -2,7 +2,7 @@
  * First-start work: seed the simulator's catalog and mint the demo key, each exactly once per
  * database (recorded in service_meta, under an advisory lock so concurrent starters agree).
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { buildSimCatalog } from '../src/venues/sim/catalog.js';
 import { catalogIsSeeded, seedCatalog, type CatalogSeed } from '../src/store/pg/catalog.js';
@@ -37,7 +37,13 @@ export async function ensureDemoKey(rt: Runtime): Promise<void> {
   try {
     await client.query('SELECT pg_advisory_lock(727002)');
     const { rowCount } = await client.query("SELECT 1 FROM service_meta WHERE key = 'demo_key'");
-    if (rowCount) return;
+    if (rowCount) {
+      const file = path.join(rt.config.dataDir, 'demo-key.json');
+      if (!existsSync(file)) {
+        rt.log.warn({ file }, 'the demo key was created on an earlier start and its file is gone; mint a key with: npm run --silent flow -- keys create --plan scale --type execution --env test');
+      }
+      return;
+    }
     const k = await createKey(rt.pool, { plan: 'scale', keyType: 'execution', environment: 'test', workspaceName: 'demo' });
     await client.query("INSERT INTO service_meta (key, value) VALUES ('demo_key', $1)", [
       JSON.stringify({ key_id: k.key_id, workspace_id: k.workspace_id, router_account_id: k.router_account_id }),

@@ -3,6 +3,7 @@
  * pipeline). Both stateless apart from Redis/PostgreSQL, so each scales out by running more copies
  * (several ingest processes should split the venues between them with FLOW_VENUES).
  */
+import { Counter } from 'prom-client';
 import { ComputePool } from '../../pipelines/compute-pool.js';
 import { Ingester } from '../../pipelines/ingest/ingester.js';
 import { LiquidityProcessor, type HistorySink } from '../../pipelines/processors/liquidity.js';
@@ -58,6 +59,18 @@ export async function startIngest(rt: Runtime, opts: { trades?: TradeSink; simIn
     },
   });
   await ingester.start();
+  // Read at scrape time from the ingester's own counters: nothing on the hot path.
+  new Counter({
+    name: 'flow_ingest_quotes_total',
+    help: 'Venue quote changes by stage: received from adapters, written to venue state',
+    labelNames: ['stage'] as const,
+    registers: [rt.metrics],
+    collect() {
+      this.reset();
+      this.inc({ stage: 'received' }, ingester.quotesIn);
+      this.inc({ stage: 'written' }, ingester.quotesFlushed);
+    },
+  });
   market?.start({ interval_ms: opts.simIntervalMs ?? 250, clock: () => rt.clock.now() });
   rt.log.info({ role: 'ingest', venues: adapters.map((a) => a.id) }, 'ingest running');
 
@@ -102,6 +115,15 @@ export async function startCompute(rt: Runtime, opts: { history?: HistorySink; t
     log: rt.log.child({ role: 'compute' }),
     now: () => rt.clock.now(),
     history: opts.history,
+  });
+  new Counter({
+    name: 'flow_liquidity_jobs_total',
+    help: 'Contest liquidity recomputations finished',
+    registers: [rt.metrics],
+    collect() {
+      this.reset();
+      this.inc(processor.processed);
+    },
   });
   rt.log.info({ role: 'compute' }, 'compute running');
   return {
