@@ -14,6 +14,7 @@ import { liquidityRoutes } from '../api/rest/liquidity/routes.js';
 import { simRoutes } from '../api/rest/sim/routes.js';
 import { HotState } from '../src/store/redis/hot.js';
 import { startApi } from './roles/api.js';
+import { startGatewayRole } from './roles/gateway.js';
 import { startCompute, startIngest, type IngestRole } from './roles/market.js';
 import { openRuntime, type Runtime } from './runtime.js';
 
@@ -37,8 +38,9 @@ async function startRoles(rt: Runtime, roles: Role[]): Promise<Running[]> {
     if (ingest?.sim) plugins.push(simRoutes(ingest.sim));
     running.push({ name: 'api', ...(await startApi(rt, plugins)) });
   }
+  if (has('gateway')) running.push({ name: 'gateway', ...(await startGatewayRole(rt)) });
   for (const r of roles) {
-    if (!['ingest', 'compute', 'api'].includes(r)) rt.log.warn({ role: r }, 'role not available in this build; skipped');
+    if (!['ingest', 'compute', 'api', 'gateway'].includes(r)) rt.log.warn({ role: r }, 'role not available in this build; skipped');
   }
   return running;
 }

@@ -177,6 +177,8 @@ class StreamGateway {
   private readonly priv = new Map<StreamChannel, PrivateIndex>();
   private readonly recentlyRevoked = new Map<string, number>();
   private readonly pendingReleases = new Set<Promise<void>>();
+  /** Upgrade requests waiting for their key check (see completeUpgrade). */
+  private readonly pendingUpgrades = new Set<HttpResponse>();
   private privateChain: Promise<void> = Promise.resolve();
   private timers: NodeJS.Timeout[] = [];
   private checkingKeys = false;
@@ -239,16 +241,17 @@ class StreamGateway {
           let aborted = false;
           res.onAborted(() => {
             aborted = true;
+            this.pendingUpgrades.delete(res);
           });
+          this.pendingUpgrades.add(res);
           void this.admit(apiKey).then((a) => {
+            this.pendingUpgrades.delete(res);
             if (aborted) {
               if (a.ok) this.releaseSlot(a.conn);
               return;
             }
-            res.cork(() => {
-              if (a.ok) res.upgrade<UserData>({ conn: a.conn }, secKey, secProtocol, secExtensions, context);
-              else this.refuse(res, a);
-            });
+            if (a.ok) this.completeUpgrade(res, () => res.upgrade<UserData>({ conn: a.conn }, secKey, secProtocol, secExtensions, context));
+            else res.cork(() => this.refuse(res, a));
           });
         },
         open: (ws) => this.onOpen(ws),
@@ -279,6 +282,21 @@ class StreamGateway {
       .get('/healthz', (res) => {
         res.writeHeader('content-type', 'application/json').end('{"status":"ok"}');
       })
+      // A gateway-only process has no API listener: expose its metrics here too.
+      .get('/metrics', (res) => {
+        let aborted = false;
+        res.onAborted(() => {
+          aborted = true;
+        });
+        void this.deps.metrics.metrics().then(
+          (text) => {
+            if (!aborted) res.cork(() => res.writeHeader('content-type', this.deps.metrics.contentType).end(text));
+          },
+          () => {
+            if (!aborted) res.cork(() => res.writeStatus('500 Internal Server Error').end());
+          },
+        );
+      })
       .get(STREAM_PATH, (res) => {
         res.writeStatus('426 Upgrade Required').writeHeader('content-type', 'application/json');
         res.end(JSON.stringify({ error: { code: 'upgrade_required', message: `open a WebSocket to ${STREAM_PATH}?api_key=<API_KEY>` } }));
@@ -292,6 +310,29 @@ class StreamGateway {
   private refuse(res: HttpResponse, r: Refusal): void {
     res.writeStatus(r.status).writeHeader('content-type', 'application/json');
     res.end(JSON.stringify({ error: { code: r.code, message: r.message, ...(r.details ? { details: r.details } : {}) } }), true);
+  }
+
+  /**
+   * Finishes an asynchronous upgrade without uWS 20.51's HttpResponse.cork() post-processing, which
+   * re-reads the just-upgraded socket as an HTTP response and, depending on stale memory, shuts it
+   * down right after the 101 (uNetworking/uWebSockets#1928, fixed upstream after the last release
+   * that supports Node 20; reproduced here on a share of connections). Inside another socket's
+   * cork, res.cork() just runs the callback: the upgrade is written uncorked and no close check
+   * runs. With no other socket to borrow, upgrade uncorked (uWS then prints a cork warning; the
+   * connection is sound).
+   */
+  private completeUpgrade(res: HttpResponse, upgrade: () => void): void {
+    for (const c of this.conns) {
+      if (c.ws) {
+        c.ws.cork(() => res.cork(upgrade));
+        return;
+      }
+    }
+    for (const other of this.pendingUpgrades) {
+      other.cork(() => res.cork(upgrade));
+      return;
+    }
+    upgrade();
   }
 
   /** Key check and connection slot, before the 101: refusals are HTTP statuses, not in-band messages. */
@@ -352,10 +393,18 @@ class StreamGateway {
     addTo(this.byKey, conn.keyHash, conn);
     this.m.upgrades.inc({ result: 'accepted' });
     this.m.connections.inc();
-    const revokedAt = this.recentlyRevoked.get(conn.keyHash);
+    // First write after the upgrade call has fully returned (see completeUpgrade): a send from
+    // inside `open` is what makes the uWS cork bug most likely when a corked upgrade path is taken.
+    queueMicrotask(() => this.greet(conn));
+  }
+
+  private greet(conn: Conn): void {
+    const ws = conn.ws;
+    if (!conn.open || !ws) return;
     if (this.stopping) return ws.end(1001, 'server shutting down');
     // A revocation that arrived between the key check and the open.
-    if (revokedAt !== undefined && revokedAt > this.deps.clock.now()) return this.invalidate(conn, 'revoked');
+    const revokedUntil = this.recentlyRevoked.get(conn.keyHash);
+    if (revokedUntil !== undefined && revokedUntil > this.deps.clock.now()) return this.invalidate(conn, 'revoked');
     this.sendJson(conn, {
       type: 'connected',
       organization_id: conn.record.workspace_id,

@@ -57,7 +57,7 @@ export async function startService(extraEnv: Record<string, string> = {}, reuse?
   await started;
   const apiLog = logs.find((l) => l.msg === 'api listening') as { url: string } | undefined;
   const port = Number(new URL(apiLog!.url).port);
-  const gw = logs.find((l) => l.msg === 'gateway listening') as { port?: number } | undefined;
+  const gw = logs.find((l) => l.msg === 'stream gateway listening') as { url?: string } | undefined;
   const database = new URL(env.DATABASE_URL!).pathname.slice(1);
   const stop = async (signal: NodeJS.Signals = 'SIGTERM'): Promise<number | null> => {
     if (child.exitCode !== null) return child.exitCode;
@@ -67,7 +67,7 @@ export async function startService(extraEnv: Record<string, string> = {}, reuse?
   return {
     child,
     port,
-    streamPort: gw?.port ?? null,
+    streamPort: gw?.url ? Number(new URL(gw.url.replace(/^ws/, 'http')).port) : null,
     env,
     logs,
     base: `http://127.0.0.1:${port}`,

@@ -272,9 +272,13 @@ describe('subscribe rules', () => {
 });
 
 describe('plain HTTP on the stream port', () => {
-  it('answers a non-upgrade GET with 426 and a bad path upgrade with a refusal', async () => {
+  it('answers a non-upgrade GET with 426 and a bad path upgrade with a refusal; serves health and metrics', async () => {
     const r = await fetch(`http://127.0.0.1:${h.gw.port}/flow/v1/stream`);
     expect(r.status).toBe(426);
+    expect((await fetch(`http://127.0.0.1:${h.gw.port}/healthz`)).status).toBe(200);
+    const metrics = await (await fetch(`http://127.0.0.1:${h.gw.port}/metrics`)).text();
+    expect(metrics).toContain('flow_stream_upgrades_total{result="accepted"}');
+    expect(metrics).toContain('flow_stream_upgrades_total{result="limit"}');
     const k = await createKey(h.s.rt.pool, { plan: 'free', keyType: 'data', environment: 'test' });
     const e = await refusal(connectWs(`ws://127.0.0.1:${h.gw.port}/flow/v2/stream?api_key=${k.api_key}`));
     expect(e.status).toBe(404);

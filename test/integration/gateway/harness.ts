@@ -58,6 +58,10 @@ export async function startHarness(tuning: Partial<GatewayTuning> = {}): Promise
     clients.add(c);
     return c;
   };
+  const closeClients = async () => {
+    await Promise.all([...clients].map((c) => c.close().catch(() => undefined)));
+    clients.clear();
+  };
   return {
     s,
     gw,
@@ -77,12 +81,9 @@ export async function startHarness(tuning: Partial<GatewayTuning> = {}): Promise
       await bus.publish({ channel, contest_id: contestId, league_id: null, event: text, ...extra });
       return text;
     },
-    async closeClients() {
-      await Promise.all([...clients].map((c) => c.close().catch(() => undefined)));
-      clients.clear();
-    },
+    closeClients,
     async close() {
-      await this.closeClients();
+      await closeClients();
       for (const g of gateways) await g.stop();
       await s.close();
     },

@@ -24,6 +24,8 @@ export interface ConnectOptions {
   autoPong?: boolean;
   /** Called with every text message; when set, messages are not parsed or queued (bench mode). */
   onText?: (text: string) => void;
+  /** Like onText but with the payload bytes, valid only during the call (cheapest bench mode). */
+  onPayload?: (payload: Buffer) => void;
   timeoutMs?: number;
 }
 
@@ -200,6 +202,7 @@ export class WsClient {
         data = Buffer.concat([...this.fragments, payload]);
         this.fragments = [];
       }
+      if (this.opts.onPayload) return this.opts.onPayload(data);
       const text = data.toString('utf8');
       if (this.opts.onText) return this.opts.onText(text);
       this.texts.push(text);
