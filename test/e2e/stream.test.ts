@@ -1,0 +1,150 @@
+/**
+ * The stream end to end: simulator → ingest → compute → bus → gateway → WebSocket clients, with the
+ * spec's tick-sending rule, per-connection seq, outlier flags and withholding.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connectWs, type WsClient } from '../integration/gateway/ws-client.js';
+import { client, demoKey, eventually, findTotalLine } from '../support/e2e.js';
+import { startService, type Service } from '../support/service.js';
+
+let svc: Service;
+let c: ReturnType<typeof client>;
+let key: string;
+let line: Awaited<ReturnType<typeof findTotalLine>>;
+const sockets: WsClient[] = [];
+let a: WsClient;
+
+const exOver = () => line.over.partner_liquidities.find((q: any) => q.partner_id === 'sim_exchange').liquidity_hash;
+const book01Over = () => line.over.partner_liquidities.find((q: any) => q.partner_id === 'sim_book01').liquidity_hash;
+
+async function open(): Promise<WsClient> {
+  const ws = await connectWs(`ws://127.0.0.1:${svc.streamPort}/flow/v1/stream?api_key=${key}`);
+  sockets.push(ws);
+  await ws.next((m) => m.type === 'connected');
+  return ws;
+}
+const setOver = (partner: string, price: number, available: number) =>
+  c.sim('/sim/v1/quotes', { partner_id: partner, position_hash: line.over.position_hash, price, available });
+/** The next ticks event carrying a tick for this quote. */
+const tickFor = (ws: WsClient, hash: string, pred: (t: any) => boolean = () => true) =>
+  ws.next((m) => m.type === 'ticks' && m.ticks.some((t: any) => t.liquidity_hash === hash && pred(t)), 5_000).then((m) => ({ event: m, tick: m.ticks.find((t: any) => t.liquidity_hash === hash && pred(t)) }));
+
+beforeAll(async () => {
+  svc = await startService();
+  key = demoKey(svc);
+  c = client(svc, key);
+  await c.sim('/sim/v1/freeze', { frozen: true });
+  line = await findTotalLine(c);
+  a = await open();
+  expect(await a.request({ action: 'subscribe', channel: 'ticks', contest_ids: [line.contestId] })).toMatchObject({ type: 'subscribed', channel: 'ticks', contest_ids: [line.contestId] });
+  expect((await a.request({ action: 'subscribe', channel: 'liquidity', contest_ids: [line.contestId] })).type).toBe('subscribed');
+  // Exactly three real books near each other so the median exists (an emptied book does not count).
+  await setOver('sim_sportsbook', 0.6, 0);
+  await setOver('sim_book01', 0.6, 3_000);
+  await setOver('sim_p2p', 0.6, 3_000);
+  await setOver('sim_exchange', 0.6, 5_000);
+  await tickFor(a, exOver(), (t) => t.available === 5_000);
+  await a.drain(() => true, 300);
+}, 120_000);
+afterAll(async () => {
+  for (const s of sockets) await s.close().catch(() => undefined);
+  await svc?.cleanup();
+}, 60_000);
+
+describe('ticks', () => {
+  it('a price change sends a tick with every field, and seq grows by one per event', async () => {
+    await setOver('sim_exchange', 0.61, 5_000);
+    const first = await tickFor(a, exOver(), (t) => t.price === 0.61);
+    expect(first.tick).toMatchObject({
+      position_hash: line.over.position_hash,
+      partner_id: 'sim_exchange',
+      partner_name: expect.any(String),
+      price: 0.61,
+      american_odds: '-156',
+      available: 5_000,
+      liquidity_hash: exOver(),
+      actionable: true,
+      source: 'streaming',
+      outlier: false,
+      median: 0.6,
+    });
+    expect(Object.keys(first.tick).sort()).toEqual(
+      ['actionable', 'american_odds', 'as_of', 'available', 'buy_id', 'fee_packet', 'liquidity_hash', 'median', 'outlier', 'partner_id', 'partner_name', 'position_hash', 'price', 'source'].sort(),
+    );
+    expect(first.event).toMatchObject({ type: 'ticks', contest_id: line.contestId, seq: expect.any(Number), timestamp: expect.any(String) });
+    await setOver('sim_exchange', 0.62, 5_000);
+    const second = await tickFor(a, exOver(), (t) => t.price === 0.62);
+    expect(second.event.seq).toBe(first.event.seq + 1);
+  });
+
+  it('a size-only move above USD 1,000 sends no tick but a liquidity.update', async () => {
+    await setOver('sim_exchange', 0.62, 4_000);
+    const upd = await a.next((m) => m.type === 'liquidity.update' && m.changed_entries.some((e: any) => e.liquidity_hash === exOver() && e.available === 4_000), 5_000);
+    expect(upd.refresh_required).toBe(false);
+    const ticks = await a.drain((m) => m.type === 'ticks', 400);
+    expect(ticks.flatMap((m) => m.ticks).filter((t: any) => t.liquidity_hash === exOver())).toEqual([]);
+  });
+
+  it('sends size-only moves that shrink to USD 1,000 or less, empty, or refill from empty', async () => {
+    await setOver('sim_exchange', 0.62, 1_000);
+    expect((await tickFor(a, exOver(), (t) => t.available === 1_000)).tick.price).toBe(0.62);
+    await setOver('sim_exchange', 0.62, 0);
+    const emptied = await tickFor(a, exOver(), (t) => t.available === 0);
+    expect(emptied.tick.actionable).toBe(false);
+    await setOver('sim_exchange', 0.62, 2_500);
+    expect((await tickFor(a, exOver(), (t) => t.available === 2_500)).tick.actionable).toBe(true);
+    // Growing from 2,500 to 3,000 is a size-only move above the threshold: nothing.
+    await setOver('sim_exchange', 0.62, 3_000);
+    await a.next((m) => m.type === 'liquidity.update' && m.changed_entries.some((e: any) => e.liquidity_hash === exOver() && e.available === 3_000), 5_000);
+    const quiet = await a.drain((m) => m.type === 'ticks', 400);
+    expect(quiet.flatMap((m) => m.ticks).filter((t: any) => t.liquidity_hash === exOver())).toEqual([]);
+  });
+
+  it('flags an outlier (> 0.15 from the median of three real books) without removing it', async () => {
+    await setOver('sim_book01', 0.8, 3_000);
+    const { tick } = await tickFor(a, book01Over(), (t) => t.price === 0.8);
+    expect(tick.outlier).toBe(true);
+    expect(tick.median).toBe(0.62);
+    await setOver('sim_book01', 0.6, 3_000);
+    expect((await tickFor(a, book01Over(), (t) => t.price === 0.6)).tick.outlier).toBe(false);
+  });
+
+  it('seq is per connection: a second connection counts from its own start', async () => {
+    const b = await open();
+    await b.request({ action: 'subscribe', channel: 'ticks', contest_ids: [line.contestId] });
+    await setOver('sim_exchange', 0.63, 3_000);
+    const fromA = await tickFor(a, exOver(), (t) => t.price === 0.63);
+    const fromB = await tickFor(b, exOver(), (t) => t.price === 0.63);
+    expect(fromB.event.seq).toBe(1);
+    expect(fromA.event.seq).toBeGreaterThan(1);
+    await setOver('sim_exchange', 0.64, 3_000);
+    expect((await tickFor(b, exOver(), (t) => t.price === 0.64)).event.seq).toBe(2);
+  });
+
+  it('a withheld quote is sent as gone, then never ticks while withheld', async () => {
+    const home = (await c.api(`/flow/v1/contests/${line.contestId}/liquidity`)).body.data.find((p: any) => p.market_key === 'moneyline' && p.side_key === 'home');
+    for (const v of ['sim_exchange', 'sim_p2p', 'sim_quotes']) {
+      await c.sim('/sim/v1/quotes', { partner_id: v, position_hash: home.position_hash, price: 0.55, available: 2_000, listed_side: 'home' });
+    }
+    const bookHash = home.partner_liquidities.find((q: any) => q.partner_id === 'sim_book01').liquidity_hash;
+    await c.sim('/sim/v1/quotes', { partner_id: 'sim_book01', position_hash: home.position_hash, price: 0.55, available: 2_000, listed_side: 'away' });
+    const gone = await tickFor(a, bookHash, (t) => t.available === 0);
+    expect(gone.tick.position_hash).toBe(home.position_hash);
+    await c.sim('/sim/v1/quotes', { partner_id: 'sim_book01', position_hash: home.position_hash, price: 0.4, available: 2_000, listed_side: 'away' });
+    await eventually(
+      () => c.api(`/flow/v1/contests/${line.contestId}/liquidity`),
+      (r) => r.status === 200,
+    );
+    const later = await a.drain((m) => m.type === 'ticks', 600);
+    expect(later.flatMap((m) => m.ticks).filter((t: any) => t.liquidity_hash === bookHash)).toEqual([]);
+  });
+});
+
+describe('contest_state channel', () => {
+  it('delivers game state set through the simulator', async () => {
+    expect((await a.request({ action: 'subscribe', channel: 'contest_state', contest_ids: [line.contestId] })).type).toBe('subscribed');
+    await c.sim(`/sim/v1/contests/${line.contestId}/state`, { game_status: 'live', clock: { display: '01:00', remaining_seconds: 60, is_running: false } });
+    const m = await a.next((x) => x.type === 'contest_state.update' && x.state?.clock?.display === '01:00', 5_000);
+    expect(m).toMatchObject({ contest_id: line.contestId, refreshed_at: expect.any(String), timestamp: expect.any(String) });
+  });
+});
