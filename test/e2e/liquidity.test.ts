@@ -4,36 +4,14 @@
  * Expected numbers are computed here from the documented method (docs/pricing.md), not by the code
  * under test: multiplicative devig per venue, weights √(clamped USD), one-sided quotes at half weight.
  */
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ADMIN_TOKEN, client, demoKey, eventually, findTotalLine } from '../support/e2e.js';
 import { startService, type Service } from '../support/service.js';
 
 let svc: Service;
-let key: string;
-const ADMIN = { 'x-admin-token': 'test-admin', 'content-type': 'application/json' };
-
-async function api(url: string, init: RequestInit = {}) {
-  const r = await fetch(svc.base + url, { ...init, headers: { 'x-api-key': key, ...(init.headers ?? {}) } });
-  return { status: r.status, body: (await r.json()) as any };
-}
-async function sim(pathname: string, body: unknown) {
-  const r = await fetch(svc.base + pathname, { method: 'POST', headers: ADMIN, body: JSON.stringify(body) });
-  const json = (await r.json()) as any;
-  if (r.status !== 200) throw new Error(`${pathname} → ${r.status} ${JSON.stringify(json)}`);
-  return json;
-}
-/** Polls the contest's liquidity until `check` passes (the pipeline is asynchronous), or fails with the last view. */
-async function eventually<T>(read: () => Promise<T>, check: (v: T) => boolean, ms = 8_000): Promise<T> {
-  const until = Date.now() + ms;
-  let last: T = await read();
-  while (!check(last)) {
-    if (Date.now() > until) return last;
-    await new Promise((r) => setTimeout(r, 50));
-    last = await read();
-  }
-  return last;
-}
+let api: ReturnType<typeof client>['api'];
+let sim: ReturnType<typeof client>['sim'];
+const ADMIN = { 'x-admin-token': ADMIN_TOKEN, 'content-type': 'application/json' };
 
 const w = (usd: number) => Math.sqrt(Math.min(100_000, Math.max(100, usd)));
 const r6 = (x: number) => Math.round(x * 1e6) / 1e6;
@@ -44,27 +22,10 @@ let under: any;
 
 beforeAll(async () => {
   svc = await startService();
-  key = JSON.parse(readFileSync(path.join(svc.env.FLOW_DATA_DIR!, 'demo-key.json'), 'utf8')).api_key;
+  ({ api, sim } = client(svc, demoKey(svc)));
   await sim('/sim/v1/freeze', { frozen: true });
   // A total line that every quoting venue lists (totals have no home/away to list the wrong way round).
-  const contests = (await api('/flow/v1/contests?limit=200')).body.data.filter((c: any) => c.tags.home_team);
-  for (const c of contests) {
-    const liq = await eventually(
-      () => api(`/flow/v1/contests/${c.id}/liquidity`),
-      (r) => r.body.data.length > 0,
-    );
-    const totals = liq.body.data.filter((p: any) => p.market_key === 'total' && p.partner_liquidities.length === 5);
-    for (const o of totals.filter((p: any) => p.side_key === 'over')) {
-      const u = totals.find((p: any) => p.side_key === 'under' && p.variable === o.variable);
-      if (u) {
-        contestId = c.id;
-        over = o;
-        under = u;
-        return;
-      }
-    }
-  }
-  throw new Error('no total line quoted by all five quoting venues');
+  ({ contestId, over, under } = await findTotalLine(client(svc, demoKey(svc))));
 }, 120_000);
 afterAll(async () => svc?.cleanup(), 60_000);
 
