@@ -3,6 +3,7 @@
  * place allowed to import from every layer (src, pipelines, api).
  */
 import { Registry, collectDefaultMetrics } from 'prom-client';
+import type { AppContext } from '../api/rest/context.js';
 import { systemClock, type Clock } from '../src/clock.js';
 import type { Config } from '../src/config.js';
 import type { Logger } from '../src/log.js';
@@ -25,6 +26,22 @@ export interface Runtime {
   /** Opened on first use: only roles that read or write history pay for the engine. */
   clickhouse(): ClickHouseClient;
   close(): Promise<void>;
+}
+
+/** What the REST app needs of a runtime (the api role, tests and benches build it the same way). */
+export function appContext(rt: Runtime, overrides: Partial<AppContext> = {}): AppContext {
+  return {
+    config: rt.config,
+    log: rt.log,
+    clock: rt.clock,
+    pool: rt.pool,
+    redis: rt.redis,
+    ks: rt.ks,
+    gate: rt.gate,
+    cursors: rt.cursors,
+    metrics: rt.metrics,
+    ...overrides,
+  };
 }
 
 export async function openRuntime(config: Config, log: Logger, opts: { clock?: Clock; defaultMetrics?: boolean } = {}): Promise<Runtime> {

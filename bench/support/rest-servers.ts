@@ -8,7 +8,7 @@ import Fastify from 'fastify';
 import { pino } from 'pino';
 import { Registry } from 'prom-client';
 import { buildApp } from '../../api/rest/app.js';
-import { openRuntime } from '../../cli/runtime.js';
+import { appContext, openRuntime } from '../../cli/runtime.js';
 import { seedSimCatalog } from '../../cli/bootstrap.js';
 import { loadConfig } from '../../src/config.js';
 import { createKey } from '../../src/store/pg/keys.js';
@@ -26,20 +26,7 @@ const rt = await openRuntime(config, pino({ level: 'warn' }), { defaultMetrics: 
 await seedSimCatalog(rt);
 // Limits far above the load so the bench measures the rate-limit path, not 429s.
 const key = await createKey(rt.pool, { plan: 'scale', keyType: 'data', environment: 'test', rateLimitPerMinute: 1_000_000_000, rateLimitPerDay: 2_000_000_000 });
-const built = await buildApp(
-  {
-  config,
-  log: rt.log,
-  clock: rt.clock,
-  pool: rt.pool,
-  redis: rt.redis,
-  ks: rt.ks,
-  gate: rt.gate,
-  cursors: rt.cursors,
-  metrics: new Registry(),
-  },
-  [liquidityRoutes(new HotState(rt.redis, rt.ks))],
-);
+const built = await buildApp(appContext(rt, { metrics: new Registry() }), [liquidityRoutes(new HotState(rt.redis, rt.ks))]);
 await built.app.listen({ host: '127.0.0.1', port: 0 });
 const flowPort = (built.app.server.address() as { port: number }).port;
 

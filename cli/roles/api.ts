@@ -1,22 +1,9 @@
 /** The api role: Fastify REST, docs and health on PORT. */
 import { buildApp, type RoutePlugin } from '../../api/rest/app.js';
-import type { Runtime } from '../runtime.js';
+import { appContext, type Runtime } from '../runtime.js';
 
 export async function startApi(rt: Runtime, plugins: RoutePlugin[] = []): Promise<{ stop(): Promise<void>; port: number }> {
-  const built = await buildApp(
-    {
-      config: rt.config,
-      log: rt.log,
-      clock: rt.clock,
-      pool: rt.pool,
-      redis: rt.redis,
-      ks: rt.ks,
-      gate: rt.gate,
-      cursors: rt.cursors,
-      metrics: rt.metrics,
-    },
-    plugins,
-  );
+  const built = await buildApp(appContext(rt), plugins);
   await built.app.listen({ host: rt.config.host, port: rt.config.port });
   const addr = built.app.server.address();
   const port = typeof addr === 'object' && addr ? addr.port : rt.config.port;

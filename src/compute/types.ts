@@ -4,32 +4,16 @@
  *
  * Output shapes follow `spec/interface.md`: Position, partner_liquidities entry, tick entry, Depth.
  */
+import type { PositionDefinition } from '../domain/catalog.js';
+import type { FeeModel, PriceLevel, QuoteSource } from '../domain/quotes.js';
 
 // ---------------------------------------------------------------------------------------------
 // Input
 // ---------------------------------------------------------------------------------------------
 
-/**
- * How a venue charges a taker or maker.
- * - `pq`: fee per one-dollar contract = rate · p · (1 − p) (Kalshi-style).
- * - `flat_pct`: percent of the stake; `2` means 2 % (not 0.02).
- * - `unknown`: the venue publishes no fee schedule we trust; fee_packet is null (fees unknown,
- *   which is not the same as fee-free).
- */
-export type FeeModel =
-  | { kind: 'none' }
-  | { kind: 'pq'; taker_rate: number; maker_rate: number }
-  | { kind: 'flat_pct'; taker_pct: number; maker_pct: number }
-  | { kind: 'unknown' };
-
-/** One price level of a venue's book for a position: the price a buyer pays and USD behind it. */
-export interface BookLevel {
-  price: number;
-  available: number;
-}
-
-/** How the quote reached us: a venue push stream or a poll. */
-export type QuoteSource = 'streaming' | 'polling';
+export type { FeeModel, QuoteSource };
+/** One price level of a venue's book: the price a buyer pays and USD behind it. */
+export type BookLevel = PriceLevel;
 
 /** One venue's quote for buying one position. */
 export interface VenueQuote {
@@ -59,24 +43,7 @@ export interface VenueQuote {
 }
 
 /** One bettable outcome of the contest with every venue quote for it. */
-export interface PositionInput {
-  position_hash: string;
-  contest_id: string;
-  title: string;
-  market_id: string;
-  market_key: string;
-  side_key: string;
-  /** Line value; 0 when the market has no line. */
-  variable: number;
-  participant_id: string;
-  participant_name: string;
-  participant_image_url: string | null;
-  timeframe: string;
-  /** Identifies the mutually exclusive set this position belongs to (both sides of a moneyline,
-   *  over/under of one total line, every runner of an outright). */
-  group_key: string;
-  /** Ties the lines of one spread/total ladder together; null for markets without lines. */
-  ladder_key: string | null;
+export interface PositionInput extends PositionDefinition {
   quotes: readonly VenueQuote[];
 }
 

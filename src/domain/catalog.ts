@@ -101,3 +101,25 @@ export interface Partner {
   credential_fields: CredentialField[];
   logo_url: string;
 }
+
+/** A position's definition: one bettable outcome of a contest, as the catalog holds it. */
+export interface PositionDefinition {
+  position_hash: string;
+  contest_id: string;
+  title: string;
+  market_id: string;
+  market_key: string;
+  side_key: string;
+  /** Line value; 0 when the market has no line. */
+  variable: number;
+  participant_id: string;
+  participant_name: string;
+  participant_image_url: string | null;
+  timeframe: string;
+  /** The mutually exclusive set this position belongs to (both sides of a moneyline, over/under of
+   *  one total line, every runner of an outright). */
+  group_key: string;
+  /** Ties the lines of one spread/total ladder together (per participant for player props); null
+   *  for markets without lines. */
+  ladder_key: string | null;
+}

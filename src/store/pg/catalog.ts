@@ -1,5 +1,7 @@
 /** Catalog reads and the seeding of a venue catalog (the simulator's on first start). */
-import type { Contest, League, Market, Partner, Participant } from '../../domain/catalog.js';
+import type { Contest, League, Market, Partner, Participant, PositionDefinition } from '../../domain/catalog.js';
+
+export type { PositionDefinition };
 import { inTransaction, type Pool } from './pool.js';
 
 export interface CatalogSeed {
@@ -205,22 +207,6 @@ export async function catalogIsSeeded(pool: Pool): Promise<boolean> {
   return rows[0].seeded as boolean;
 }
 
-/** A position's definition as seeded (the fields compute needs beyond quotes). */
-export interface PositionDefinition {
-  position_hash: string;
-  contest_id: string;
-  title: string;
-  market_id: string;
-  market_key: string;
-  side_key: string;
-  variable: number;
-  participant_id: string;
-  participant_name: string;
-  participant_image_url: string | null;
-  timeframe: string;
-  group_key: string;
-  ladder_key: string | null;
-}
 
 export async function positionsOfContest(pool: Pool, contestId: string): Promise<PositionDefinition[]> {
   const { rows } = await pool.query<{ definition: PositionDefinition }>(

@@ -6,29 +6,13 @@
  * Alongside the public catalog the builder returns the hidden parameters the market model runs on
  * (expected margins and totals, player means, outright strengths, durations).
  */
-import type { Contest, ContestTags, League, Market, Participant, Partner, TeamTag } from '../../domain/catalog.js';
+import type { Contest, ContestTags, League, Market, Participant, Partner, PositionDefinition, TeamTag } from '../../domain/catalog.js';
 import { positionHash } from '../../domain/hashes.js';
 import { simPartners } from './personalities.js';
 import { Rng, hashSeed } from './rng.js';
 
-export interface SimPosition {
-  contest_id: string;
-  position_hash: string;
-  market_id: string;
-  market_key: string;
-  side_key: string;
-  /** Line value; 0 when the market has no line. */
-  variable: number;
-  participant_id: string;
-  participant_name: string;
-  participant_image_url: string | null;
-  timeframe: string;
-  title: string;
-  /** The mutually exclusive set (both sides of a line, every runner of an outright). */
-  group_key: string;
-  /** Ties the lines of one spread/total ladder (per participant for player props); null otherwise. */
-  ladder_key: string | null;
-}
+/** Every sim position is a plain catalog position definition. */
+export type SimPosition = PositionDefinition;
 
 export interface SimCatalog {
   leagues: League[];

@@ -1,0 +1,23 @@
+/** Quote vocabulary shared by the venues, the compute math and the stores. Pure types. */
+
+/**
+ * How a venue charges a taker or maker.
+ * - `none`: no explicit fee (a sportsbook's vig is inside its price).
+ * - `pq`: fee per one-dollar contract = rate · p · (1 − p).
+ * - `flat_pct`: percent of the stake; `2` means 2 % (not 0.02).
+ * - `unknown`: the venue publishes no fee schedule we trust (unknown is not fee-free).
+ */
+export type FeeModel =
+  | { kind: 'none' }
+  | { kind: 'pq'; taker_rate: number; maker_rate: number }
+  | { kind: 'flat_pct'; taker_pct: number; maker_pct: number }
+  | { kind: 'unknown' };
+
+/** One level of a venue's offers for buying a position: price a buyer pays (0-1) and USD behind it. */
+export interface PriceLevel {
+  price: number;
+  available: number;
+}
+
+/** How a quote reached us: a venue push stream or a poll. */
+export type QuoteSource = 'streaming' | 'polling';
