@@ -3,6 +3,7 @@
  * flow <role...> | flow all | flow start     run roles (FLOW_ROLES when none named)
  * flow keys create|revoke|list ...           API keys (OPERATOR-INTERFACE.md)
  * flow jwt --account <id> [--ttl 3600]       mint a player JWT
+ * flow history backfill|prune|status|migrate  ClickHouse history (docs/history.md)
  * flow migrate                               apply PostgreSQL migrations and exit
  */
 import { loadConfig, parseRoles, ConfigError, type Role } from '../src/config.js';
@@ -13,6 +14,10 @@ import type { RoutePlugin } from '../api/rest/app.js';
 import { liquidityRoutes } from '../api/rest/liquidity/routes.js';
 import { simRoutes } from '../api/rest/sim/routes.js';
 import { HotState } from '../src/store/redis/hot.js';
+import { historyRoutes } from '../api/rest/history/routes.js';
+import { prepareHistoryStore } from '../src/store/clickhouse/schema.js';
+import { HistoryWriter } from '../src/store/clickhouse/writer.js';
+import { runHistoryCommand } from './history.js';
 import { startApi } from './roles/api.js';
 import { startGatewayRole } from './roles/gateway.js';
 import { startCompute, startIngest, type IngestRole } from './roles/market.js';
@@ -31,10 +36,19 @@ async function startRoles(rt: Runtime, roles: Role[]): Promise<Running[]> {
   const running: Running[] = [];
   const has = (r: Role) => roles.includes(r);
   let ingest: IngestRole | null = null;
-  if (has('ingest')) running.push((ingest = await startIngest(rt)));
-  if (has('compute')) running.push(await startCompute(rt));
+  // One history writer per process, shared by compute (ticks, consensus) and ingest (trades); it is
+  // stopped last so everything the pipeline produced before shutdown is flushed.
+  let history: HistoryWriter | null = null;
+  if (has('ingest') || has('compute')) {
+    await prepareHistoryStore(rt.clickhouse(), { retentionDays: rt.config.historyRetentionDays });
+    history = new HistoryWriter(rt.clickhouse(), { metrics: rt.metrics, log: rt.log.child({ component: 'history' }) });
+    const writer = history;
+    running.push({ name: 'history-writer', stop: () => writer.close() });
+  }
+  if (has('ingest')) running.push((ingest = await startIngest(rt, { trades: history ?? undefined })));
+  if (has('compute')) running.push(await startCompute(rt, { history: history ?? undefined }));
   if (has('api')) {
-    const plugins: RoutePlugin[] = [liquidityRoutes(new HotState(rt.redis, rt.ks))];
+    const plugins: RoutePlugin[] = [liquidityRoutes(new HotState(rt.redis, rt.ks)), historyRoutes];
     if (ingest?.sim) plugins.push(simRoutes(ingest.sim));
     running.push({ name: 'api', ...(await startApi(rt, plugins)) });
   }
@@ -97,6 +111,8 @@ async function main(argv: string[]): Promise<void> {
       return runTool((rt) => runKeysCommand(rt, rest, out));
     case 'jwt':
       return runTool(async (rt) => jwtCommand(rt, rest, out));
+    case 'history':
+      return runTool((rt) => runHistoryCommand(rt, rest, out));
     case 'migrate':
       return runTool(async () => out('migrations applied'));
     case undefined:

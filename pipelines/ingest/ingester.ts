@@ -6,6 +6,7 @@
  */
 import { parsePositionHash } from '../../src/domain/hashes.js';
 import type { TradePrint } from '../../src/domain/stream.js';
+import { normalizeVenueTrade } from '../../src/domain/trades.js';
 import type { Logger } from '../../src/log.js';
 import type { BusPublisher } from '../../src/store/redis/bus.js';
 import type { HotState } from '../../src/store/redis/hot.js';
@@ -147,27 +148,22 @@ export class Ingester {
   private acceptTrade(t: NormalizedTrade): void {
     const key = parsePositionHash(t.position_hash);
     if (!key) return;
-    const print: TradePrint = {
-      partner_id: t.partner_id,
-      partner_name: this.d.partnerName(t.partner_id),
-      venue_trade_id: t.venue_trade_id,
-      venue_market_id: t.venue_market_id,
-      liquidity_hash: t.liquidity_hash,
-      position_hash: t.position_hash,
-      router_contest_id: key.contest_id,
-      router_market_id: this.d.marketOf(t.position_hash) ?? key.market_id,
-      taker_action: t.taker_action,
-      price: t.price,
-      size_contracts: t.size_contracts,
-      // Position value, not taker cash: size × price of the named position, buys and sells alike.
-      notional_usd: Math.round(t.size_contracts * t.price * 1e6) / 1e6,
-      is_block: t.is_block,
-      trader_id: t.trader_id,
-      trader_id_kind: t.trader_id_kind,
-      executed_at: new Date(t.executed_at).toISOString(),
-    };
-    this.d.trades?.trades([print]);
-    const event = JSON.stringify({ type: 'trades', contest_id: key.contest_id, trades: [print], timestamp: new Date(this.d.now()).toISOString() });
+    const r = normalizeVenueTrade(
+      { ...t, partner_name: this.d.partnerName(t.partner_id) },
+      {
+        position_hash: t.position_hash,
+        liquidity_hash: t.liquidity_hash,
+        router_contest_id: key.contest_id,
+        router_market_id: this.d.marketOf(t.position_hash) ?? key.market_id,
+        relation: t.relation ?? 'same',
+      },
+    );
+    if (!r.ok) {
+      this.d.log.warn({ partner_id: t.partner_id, venue_trade_id: t.venue_trade_id, reason: r.reason }, 'trade print dropped');
+      return;
+    }
+    this.d.trades?.trades([r.print]);
+    const event = JSON.stringify({ type: 'trades', contest_id: key.contest_id, trades: [r.print], timestamp: new Date(this.d.now()).toISOString() });
     void this.d.bus.publish({ channel: 'trades', contest_id: key.contest_id, league_id: this.d.leagueOf(key.contest_id), event }).catch(() => undefined);
   }
 

@@ -22,6 +22,7 @@ import { QUEUE_NAMES, queueOptions, type JobMap } from '../queues.js';
 
 /** Where computed history goes (ClickHouse writers); the pipeline never waits on it. */
 export interface HistorySink {
+  /** Every quote change of the job (not only those the tick-sending rule publishes). */
   ticks(contestId: string, ticks: TickEntry[], changed: LiquidityJobOutput['changed'], atMs: number): void;
   consensus(contestId: string, points: LiquidityJobOutput['consensus'], atMs: number): void;
 }
@@ -111,7 +112,7 @@ export class LiquidityProcessor {
     this.processed++;
     if (!written) return; // a newer job already stored a newer state; its events supersede ours
     await this.publish(contestId, meta.leagueId, out, now);
-    this.d.history?.ticks(contestId, out.ticks, out.changed, now);
+    if (out.changedTicks.length) this.d.history?.ticks(contestId, out.changedTicks, out.changed, now);
     if (out.consensus.length) this.d.history?.consensus(contestId, out.consensus, now);
   }
 

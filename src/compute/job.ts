@@ -30,30 +30,36 @@ export interface LiquidityJobOutput {
   ticks: TickEntry[];
   /** Every quote whose price or size changed since the previous snapshot (incl. removals at 0). */
   changed: ChangedEntry[];
+  /** The same changes as full tick entries, for price history (every change, not only those the
+   *  tick-sending rule publishes). */
+  changedTicks: TickEntry[];
   /** Consensus prices that changed (history points). */
   consensus: ConsensusPoint[];
   positions: number;
 }
 
-/** Quotes whose price or available differ between two snapshots; a vanished quote reads available 0. */
-export function changedEntries(prev: ContestSnapshot | undefined, next: ContestSnapshot): ChangedEntry[] {
-  const out: ChangedEntry[] = [];
+/**
+ * Quotes whose price or available differ between two snapshots, as full tick entries; a vanished
+ * (or newly withheld) quote reads available 0 at its last price.
+ */
+export function changedQuotes(prev: ContestSnapshot | undefined, next: ContestSnapshot, nowIso: string): TickEntry[] {
+  const out: TickEntry[] = [];
   const before = prev?.quotes ?? {};
   for (const h in next.quotes) {
     const q = next.quotes[h]!;
     const p = before[h];
-    if (!p || p.price !== q.price || p.available !== q.available) {
-      out.push({ liquidity_hash: h, partner_id: q.partner_id, price: q.price, available: q.available });
-    }
+    if (!p || p.price !== q.price || p.available !== q.available) out.push(q);
   }
   for (const h in before) {
     if (!(h in next.quotes)) {
       const p = before[h]!;
-      if (p.available !== 0) out.push({ liquidity_hash: h, partner_id: p.partner_id, price: p.price, available: 0 });
+      if (p.available !== 0) out.push({ ...p, available: 0, actionable: false, as_of: nowIso });
     }
   }
   return out;
 }
+
+const toChangedEntry = (t: TickEntry): ChangedEntry => ({ liquidity_hash: t.liquidity_hash, partner_id: t.partner_id, price: t.price, available: t.available });
 
 interface StoredSnapshot extends ContestSnapshot {
   consensus?: Record<string, number | null>;
@@ -71,12 +77,14 @@ export function runLiquidityJob(job: LiquidityJobInput): LiquidityJobOutput {
     }
   }
   const stored: StoredSnapshot = { ...result.snapshot, consensus: consensusNow };
+  const changedTicks = changedQuotes(prev, result.snapshot, new Date(job.input.now_ms).toISOString());
   return {
     positionsJson: JSON.stringify(result.positions),
     snapshotJson: JSON.stringify(stored),
     depth: result.depth.map((d) => [d.position_hash, JSON.stringify(d)]),
     ticks: result.ticks,
-    changed: changedEntries(prev, result.snapshot),
+    changed: changedTicks.map(toChangedEntry),
+    changedTicks,
     consensus,
     positions: result.positions.length,
   };

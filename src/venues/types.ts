@@ -73,6 +73,10 @@ export interface NormalizedTrade {
   trader_id_kind: string | null;
   /** Unix ms (the venue's execution time; equal to ts_event). */
   executed_at: number;
+  /** How the venue's traded outcome relates to position_hash: `same` (default), or `complement`
+   *  when only the complement of the venue's market is linked (the trade is then reported as the
+   *  opposite action on position_hash at 1 − price). */
+  relation?: 'same' | 'complement';
   ts_event: number;
   ts_init: number;
 }

@@ -9,8 +9,9 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { pino } from 'pino';
 import { buildApp, type BuiltApp, type RoutePlugin } from '../../api/rest/app.js';
-import { openRuntime, type Runtime } from '../../cli/runtime.js';
+import { appContext, openRuntime, type Runtime } from '../../cli/runtime.js';
 import type { Clock } from '../../src/clock.js';
+import type { ClickHouseClient } from '../../src/store/clickhouse/client.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { seedCatalog, type CatalogSeed } from '../../src/store/pg/catalog.js';
 import { bumpCatalogVersion } from '../../src/store/redis/catalog-version.js';
@@ -59,7 +60,9 @@ export async function deletePrefix(rt: Runtime, prefix: string): Promise<void> {
   } while (cursor !== '0');
 }
 
-export async function startStack(opts: { clock?: Clock; catalog?: CatalogSeed | null; plugins?: RoutePlugin[] } = {}): Promise<TestStack> {
+export async function startStack(
+  opts: { clock?: Clock; catalog?: CatalogSeed | null; plugins?: RoutePlugin[]; clickhouse?: ClickHouseClient } = {},
+): Promise<TestStack> {
   const names = testNames();
   const env = {
     DATABASE_URL: names.databaseUrl,
@@ -75,10 +78,7 @@ export async function startStack(opts: { clock?: Clock; catalog?: CatalogSeed | 
     await seedCatalog(rt.pool, opts.catalog ?? FIXTURE_CATALOG);
     await bumpCatalogVersion(rt.redis, rt.ks);
   }
-  const built = await buildApp(
-    { config, log: rt.log, clock: rt.clock, pool: rt.pool, redis: rt.redis, ks: rt.ks, gate: rt.gate, cursors: rt.cursors, metrics: rt.metrics },
-    opts.plugins ?? [],
-  );
+  const built = await buildApp(appContext(rt, opts.clickhouse ? { clickhouse: opts.clickhouse } : {}), opts.plugins ?? []);
   return {
     config,
     rt,

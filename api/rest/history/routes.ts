@@ -16,6 +16,7 @@ import {
   isRequestedResolution,
   resolveHistoryWindow,
 } from '../../../src/domain/history.js';
+import { API_VERSION } from '../../../src/domain/envelope.js';
 import { TRADES_DEFAULT_LIMIT, TRADES_MAX_LIMIT, resolveTradesWindow } from '../../../src/domain/trades.js';
 import { ApiError, badRequest } from '../../../src/errors.js';
 import type { ClickHouseClient } from '../../../src/store/clickhouse/client.js';
@@ -64,12 +65,12 @@ export function createHistoryRoutes(opts: { clickhouse?: ClickHouseClient | (() 
       store.ready().catch(() => undefined);
       return store;
     };
-    if (opts.clickhouse === undefined || typeof opts.clickhouse !== 'function') getStore();
+    if (typeof opts.clickhouse !== 'function') getStore();
 
     async function guarded<T>(what: string, fn: (s: HistoryStore) => Promise<T>, log: FastifyInstance['log']): Promise<T> {
-      const s = getStore();
-      if (!s) throw unavailable(what);
       try {
+        const s = getStore();
+        if (!s) throw unavailable(what);
         return await fn(s);
       } catch (err) {
         if (err instanceof ApiError) throw err;
@@ -116,14 +117,13 @@ export function createHistoryRoutes(opts: { clickhouse?: ClickHouseClient | (() 
             }),
           req.log,
         );
-        return sendEnvelope(reply, now(), {
-          contest_id: req.params.id,
-          resolution,
-          from: window.from,
-          to: window.to,
-          points: result.points,
-          ...(result.seriesTruncated ? { series_truncated: true } : {}),
-        });
+        // The points array is ClickHouse's own output bytes: no parse, no re-serialization.
+        const head = `{"data":{"contest_id":${JSON.stringify(req.params.id)},"resolution":"${resolution}","from":${window.from},"to":${window.to},"points":`;
+        const tail = `${result.seriesTruncated ? ',"series_truncated":true' : ''}},"meta":{"timestamp":"${new Date(now()).toISOString()}","api_version":"${API_VERSION}"}}`;
+        return reply
+          .code(200)
+          .type('application/json; charset=utf-8')
+          .send(Buffer.concat([Buffer.from(head), result.points, Buffer.from(tail)]));
       },
     );
 

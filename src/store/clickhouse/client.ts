@@ -3,7 +3,7 @@
  * CLICKHOUSE_URL is set. Both speak the same @clickhouse/client API, so writers and queries have a
  * single code path.
  */
-import { createClient, type ClickHouseClient } from '@clickhouse/client';
+import { ClickHouseLogLevel, createClient, type ClickHouseClient } from '@clickhouse/client';
 import { mkdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
@@ -14,6 +14,8 @@ export interface ClickHouseOptions {
   url: string | null;
   dataDir: string;
   database?: string;
+  /** The client's own logging of server-mode request failures (default ERROR; OFF when the caller logs them). */
+  logLevel?: 'OFF' | 'ERROR' | 'WARN' | 'INFO' | 'DEBUG' | 'TRACE';
 }
 
 export function createClickHouse(opts: ClickHouseOptions): ClickHouseClient {
@@ -21,6 +23,7 @@ export function createClickHouse(opts: ClickHouseOptions): ClickHouseClient {
     return createClient({
       url: opts.url,
       database: opts.database,
+      ...(opts.logLevel ? { log: { level: ClickHouseLogLevel[opts.logLevel] } } : {}),
       clickhouse_settings: { date_time_output_format: 'iso' },
     });
   }

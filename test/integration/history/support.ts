@@ -1,0 +1,31 @@
+/** Shared by the history integration tests: a chDB client in its own temp directory, per test file. */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { createClickHouse, type ClickHouseClient } from '../../../src/store/clickhouse/client.js';
+
+export interface TestClickHouse {
+  ch: ClickHouseClient;
+  dataDir: string;
+  close(): Promise<void>;
+}
+
+/** CLICKHOUSE_URL runs the same tests against a server (then the tables are shared: use unique ids). */
+export function openTestClickHouse(): TestClickHouse {
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'flow-history-'));
+  const ch = createClickHouse({ url: process.env.CLICKHOUSE_URL ?? null, dataDir });
+  return {
+    ch,
+    dataDir,
+    async close() {
+      await ch.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export async function count(ch: ClickHouseClient, sql: string, params: Record<string, unknown> = {}): Promise<number> {
+  const rs = await ch.query({ query: sql, query_params: params, format: 'JSONEachRow' });
+  const rows = await rs.json<Record<string, unknown>>();
+  return Number(Object.values(rows[0] ?? { n: 0 })[0]);
+}
