@@ -31,6 +31,9 @@ export async function startIngest(rt: Runtime, opts: { trades?: TradeSink; simIn
   let market: SimMarket | null = null;
   if (rt.config.venues.includes('sim')) {
     market = new SimMarket({ seed: rt.config.simSeed, now: simEpoch(rt.clock.now()) });
+    // Bring the world from its epoch (up to an hour ago) to now before anyone listens, so the
+    // catch-up does not arrive as one burst of quotes and trades stamped with the same instant.
+    market.tick(rt.clock.now());
     adapters.push(...createSimAdapters(market, { clock: () => rt.clock.now() }));
   }
   const unknown = rt.config.venues.filter((v) => v !== 'sim');

@@ -140,6 +140,24 @@ describe('ticks', () => {
   });
 });
 
+describe('trades channel', () => {
+  it('delivers prints of the subscribed contests at or above min_notional_usd, deltas only', async () => {
+    const t = await open();
+    expect((await t.request({ action: 'subscribe', channel: 'trades' })).code).toBe('contest_ids_required');
+    expect(await t.request({ action: 'subscribe', channel: 'trades', contest_ids: [line.contestId], min_notional_usd: 10 })).toMatchObject({ type: 'subscribed', channel: 'trades' });
+    const emit = (size: number) =>
+      c.sim('/sim/v1/trades', { partner_id: 'sim_exchange', position_hash: line.over.position_hash, price: 0.5, size_contracts: size, taker_action: 'buy' });
+    await emit(4); // notional 2: below the filter
+    await emit(40); // notional 20
+    const m = await t.next((x) => x.type === 'trades', 5_000);
+    expect(m.contest_id).toBe(line.contestId);
+    expect(m.trades.map((p: any) => p.notional_usd)).toEqual([20]);
+    expect(m.trades[0]).toMatchObject({ partner_id: 'sim_exchange', position_hash: line.over.position_hash, taker_action: 'buy', size_contracts: 40, price: 0.5 });
+    const more = await t.drain((x) => x.type === 'trades', 300);
+    expect(more.flatMap((x) => x.trades).filter((p: any) => p.notional_usd < 10)).toEqual([]);
+  });
+});
+
 describe('contest_state channel', () => {
   it('delivers game state set through the simulator', async () => {
     expect((await a.request({ action: 'subscribe', channel: 'contest_state', contest_ids: [line.contestId] })).type).toBe('subscribed');
