@@ -20,12 +20,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
-import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { createClickHouse, type ClickHouseClient } from '../src/store/clickhouse/client.js';
 import { prepareHistoryStore, TICK_COLUMNS } from '../src/store/clickhouse/schema.js';
 import { SyntheticHistory, syntheticPositions, syntheticVenues } from '../src/store/clickhouse/synthetic.js';
 import { BatchWriter, encodeTick, type TickRow } from '../src/store/clickhouse/writer.js';
+import { runIfMain } from './support/main.js';
 
 function makeRows(n: number): TickRow[] {
   const rows: TickRow[] = [];
@@ -143,12 +143,4 @@ export default async function run(args: string[]): Promise<void> {
   }
 }
 
-if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  run(process.argv.slice(2)).then(
-    () => process.exit(0),
-    (err) => {
-      console.error(err);
-      process.exit(1);
-    },
-  );
-}
+runIfMain(import.meta.url, run);

@@ -20,7 +20,6 @@
  */
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { buildApp } from '../api/rest/app.js';
 import { historyRoutes } from '../api/rest/history/routes.js';
@@ -31,6 +30,7 @@ import { prepareHistoryStore } from '../src/store/clickhouse/schema.js';
 import { SyntheticHistory, syntheticPositions, syntheticVenues } from '../src/store/clickhouse/synthetic.js';
 import { createKey } from '../src/store/pg/keys.js';
 import { benchRuntime } from './support/stack.js';
+import { runIfMain } from './support/main.js';
 
 const END = Date.parse('2026-01-08T00:00:00Z');
 const DAYS = 7;
@@ -216,12 +216,4 @@ export default async function run(args: string[]): Promise<void> {
   }
 }
 
-if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  run(process.argv.slice(2)).then(
-    () => process.exit(0),
-    (err) => {
-      console.error(err);
-      process.exit(1);
-    },
-  );
-}
+runIfMain(import.meta.url, run);

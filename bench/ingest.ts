@@ -9,6 +9,7 @@ import { parseArgs } from 'node:util';
 import { startCompute, startIngest } from '../cli/roles/market.js';
 import type { NormalizedQuote } from '../src/venues/types.js';
 import { benchRuntime, sleep } from './support/stack.js';
+import { runIfMain } from './support/main.js';
 
 export default async function run(args: string[]): Promise<void> {
   const { values } = parseArgs({ args, options: { seconds: { type: 'string', default: '10' }, rate: { type: 'string', default: '40000' }, threads: { type: 'string', default: '1' } } });
@@ -125,12 +126,4 @@ async function sampleQuotes(rt: Awaited<ReturnType<typeof benchRuntime>>['rt'], 
   return out;
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
-  run(process.argv.slice(2)).then(
-    () => process.exit(0),
-    (err) => {
-      console.error(err);
-      process.exit(1);
-    },
-  );
-}
+runIfMain(import.meta.url, run);

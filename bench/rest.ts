@@ -7,6 +7,7 @@ import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import { load, printTable, type LoadResult } from './support/autocannon.js';
+import { runIfMain } from './support/main.js';
 
 export default async function run(args: string[]): Promise<void> {
   return runRestScenario('rest', args);
@@ -52,9 +53,4 @@ export async function runRestScenario(scenario: 'rest' | 'liquidity', args: stri
   }
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
-  run(process.argv.slice(2)).catch((err) => {
-    console.error(err);
-    process.exit(1);
-  });
-}
+runIfMain(import.meta.url, run);

@@ -21,6 +21,7 @@ import { BusPublisher } from '../src/store/redis/bus.js';
 import { createRedis } from '../src/store/redis/client.js';
 import { connectWs, type WsClient } from '../test/integration/gateway/ws-client.js';
 import { benchRuntime, sleep } from './support/stack.js';
+import { runIfMain } from './support/main.js';
 
 const CONTEST = 'ctst_bench_busy';
 const HIST_BUCKET_MS = 0.1;
@@ -366,12 +367,6 @@ function clientProcess(): void {
 
 if (process.argv[2] === '__clients') {
   clientProcess();
-} else if (import.meta.url === `file://${process.argv[1]}`) {
-  run(process.argv.slice(2)).then(
-    () => process.exit(0),
-    (err) => {
-      console.error(err);
-      process.exit(1);
-    },
-  );
+} else {
+  runIfMain(import.meta.url, run);
 }

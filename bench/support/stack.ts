@@ -1,9 +1,10 @@
 /** A bench runtime: its own database and Redis prefix (dropped at the end), the sim catalog seeded. */
-import pg from 'pg';
 import { pino } from 'pino';
 import { openRuntime, type Runtime } from '../../cli/runtime.js';
 import { seedSimCatalog } from '../../cli/bootstrap.js';
 import { loadConfig } from '../../src/config.js';
+import { dropDatabase } from '../../src/store/pg/pool.js';
+import { deleteByPrefix } from '../../src/store/redis/client.js';
 
 export async function benchRuntime(name: string, env: Record<string, string> = {}): Promise<{ rt: Runtime; close(): Promise<void> }> {
   const base = process.env.BENCH_PG ?? 'postgres://postgres@127.0.0.1:5432';
@@ -17,17 +18,9 @@ export async function benchRuntime(name: string, env: Record<string, string> = {
   return {
     rt,
     async close() {
-      let cursor = '0';
-      do {
-        const [next, keys] = await rt.redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
-        cursor = next;
-        if (keys.length) await rt.redis.unlink(...keys);
-      } while (cursor !== '0');
+      await deleteByPrefix(rt.redis, prefix);
       await rt.close();
-      const c = new pg.Client({ connectionString: `${base}/postgres` });
-      await c.connect();
-      await c.query(`DROP DATABASE IF EXISTS ${pg.escapeIdentifier(db)} WITH (FORCE)`);
-      await c.end();
+      await dropDatabase(`${base}/${db}`);
     },
   };
 }

@@ -5,7 +5,8 @@
  * Output shapes follow `spec/interface.md`: Position, partner_liquidities entry, tick entry, Depth.
  */
 import type { PositionDefinition } from '../domain/catalog.js';
-import type { FeeModel, PriceLevel, QuoteSource } from '../domain/quotes.js';
+import type { FeeModel, FeePacket, PriceLevel, QuoteSource } from '../domain/quotes.js';
+import type { TickEntry } from '../domain/stream.js';
 
 // ---------------------------------------------------------------------------------------------
 // Input
@@ -67,13 +68,7 @@ export interface ContestInput {
 // Output
 // ---------------------------------------------------------------------------------------------
 
-/** Prices usable at any size; fees on a canonical USD 100 stake. */
-export interface FeePacket {
-  taker_price: number;
-  maker_price: number;
-  taker_fee: number;
-  maker_fee: number;
-}
+export type { FeePacket };
 
 /** partner_liquidities entry (spec). */
 export interface PartnerLiquidity {
@@ -122,17 +117,8 @@ export interface PositionLiquidity {
   partner_liquidities: PartnerLiquidity[];
 }
 
-/** Tick entry (spec): a partner_liquidities entry plus its quote's state. */
-export interface TickEntry extends PartnerLiquidity {
-  position_hash: string;
-  actionable: boolean;
-  /** Stable per quote version: liquidity_hash + '@' + ts_event. */
-  buy_id: string;
-  source: QuoteSource;
-  outlier: boolean;
-  median: number | null;
-  as_of: string;
-}
+/** A tick: a partner_liquidities entry plus what a stream consumer needs (the spec's tick entry). */
+export type { TickEntry };
 
 /** One venue's book for a position (Depth partners[] entry). */
 export interface DepthPartner {

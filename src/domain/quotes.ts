@@ -21,3 +21,11 @@ export interface PriceLevel {
 
 /** How a quote reached us: a venue push stream or a poll. */
 export type QuoteSource = 'streaming' | 'polling';
+
+/** Prices usable at any size, and fees on a canonical USD 100 stake (spec "fee_packet"). */
+export interface FeePacket {
+  taker_price: number;
+  maker_price: number;
+  taker_fee: number;
+  maker_fee: number;
+}

@@ -3,6 +3,7 @@
  * processes (compute/ingest → Redis pub/sub → every gateway). One bus topic per channel; each message
  * names its contest (and league) so a gateway can route it without parsing the rest.
  */
+import type { FeePacket, QuoteSource } from './quotes.js';
 
 export const STREAM_CHANNELS = ['liquidity', 'ticks', 'arbitrage', 'signal', 'trades', 'contest_state', 'orders', 'balance'] as const;
 export type StreamChannel = (typeof STREAM_CHANNELS)[number];
@@ -30,10 +31,10 @@ export interface TickEntry {
   american_odds: string;
   available: number;
   liquidity_hash: string;
-  fee_packet: { taker_price: number; maker_price: number; taker_fee: number; maker_fee: number } | null;
+  fee_packet: FeePacket | null;
   actionable: boolean;
   buy_id: string;
-  source: 'streaming' | 'polling';
+  source: QuoteSource;
   outlier: boolean;
   median: number | null;
   as_of: string;

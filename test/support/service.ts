@@ -5,7 +5,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import path from 'node:path';
-import { createRedis } from '../../src/store/redis/client.js';
+import { createRedis, deleteByPrefix } from '../../src/store/redis/client.js';
 import { ROOT, TSX } from './cli.js';
 import { dropDatabase, REDIS_URL, testNames } from './stack.js';
 
@@ -75,12 +75,7 @@ export async function startService(extraEnv: Record<string, string> = {}, reuse?
     async cleanup() {
       await stop();
       const redis = createRedis(env.REDIS_URL!);
-      let cursor = '0';
-      do {
-        const [next, keys] = await redis.scan(cursor, 'MATCH', `${env.REDIS_PREFIX}:*`, 'COUNT', 1000);
-        cursor = next;
-        if (keys.length) await redis.unlink(...keys);
-      } while (cursor !== '0');
+      await deleteByPrefix(redis, env.REDIS_PREFIX!);
       redis.disconnect();
       await dropDatabase(database);
     },

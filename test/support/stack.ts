@@ -6,7 +6,6 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import pg from 'pg';
 import { pino } from 'pino';
 import { buildApp, type BuiltApp, type RoutePlugin } from '../../api/rest/app.js';
 import { appContext, openRuntime, type Runtime } from '../../cli/runtime.js';
@@ -15,6 +14,8 @@ import type { ClickHouseClient } from '../../src/store/clickhouse/client.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { seedCatalog, type CatalogSeed } from '../../src/store/pg/catalog.js';
 import { bumpCatalogVersion } from '../../src/store/redis/catalog-version.js';
+import { deleteByPrefix } from '../../src/store/redis/client.js';
+import { dropDatabase as dropDatabaseAt } from '../../src/store/pg/pool.js';
 import { FIXTURE_CATALOG } from './fixture-catalog.js';
 
 export const PG_BASE = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -42,23 +43,12 @@ export function testNames(): { database: string; prefix: string; databaseUrl: st
 }
 
 export async function dropDatabase(name: string): Promise<void> {
-  const c = new pg.Client({ connectionString: PG_BASE });
-  await c.connect();
-  try {
-    await c.query(`DROP DATABASE IF EXISTS ${pg.escapeIdentifier(name)} WITH (FORCE)`);
-  } finally {
-    await c.end();
-  }
+  const url = new URL(PG_BASE);
+  url.pathname = `/${name}`;
+  await dropDatabaseAt(url.toString());
 }
 
-export async function deletePrefix(rt: Runtime, prefix: string): Promise<void> {
-  let cursor = '0';
-  do {
-    const [next, keys] = await rt.redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
-    cursor = next;
-    if (keys.length) await rt.redis.unlink(...keys);
-  } while (cursor !== '0');
-}
+export const deletePrefix = (rt: Runtime, prefix: string): Promise<number> => deleteByPrefix(rt.redis, prefix);
 
 export async function startStack(
   opts: { clock?: Clock; catalog?: CatalogSeed | null; plugins?: RoutePlugin[]; clickhouse?: ClickHouseClient } = {},

@@ -6,6 +6,7 @@
  * every series draws from its own stream, derived from the seed and the series' ids.
  */
 import { positionHash } from '../../domain/hashes.js';
+import { hashSeed, mulberry32 } from '../../domain/random.js';
 import type { TradePrint } from '../../domain/stream.js';
 import { normalizeVenueTrade } from '../../domain/trades.js';
 import type { PricePointRow, TickRow } from './writer.js';
@@ -40,31 +41,6 @@ export interface SyntheticSink {
   tick(row: TickRow): void;
   point(row: PricePointRow): void;
   trade(print: TradePrint): void;
-}
-
-/** mulberry32: small, fast, and the same on every machine. [0, 1). */
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-/** FNV-1a of a label mixed with the seed: an independent stream per series. */
-function subSeed(seed: number, label: string): number {
-  let h = (0x811c9dc5 ^ (seed >>> 0)) >>> 0;
-  for (let i = 0; i < label.length; i++) {
-    h ^= label.charCodeAt(i);
-    h = Math.imul(h, 0x01000193) >>> 0;
-  }
-  h ^= h >>> 16;
-  h = Math.imul(h, 0x85ebca6b) >>> 0;
-  h ^= h >>> 13;
-  return h >>> 0;
 }
 
 function gaussian(next: () => number): number {
@@ -133,7 +109,7 @@ export class SyntheticHistory {
     this.decay = Math.exp(-o.intervalMs / (6 * 3_600_000));
     this.shock = LOGIT_SD * Math.sqrt(1 - this.decay * this.decay);
     this.state = o.positions.map((pos) => {
-      const rng = mulberry32(subSeed(o.seed, `pos|${pos.position_hash}`));
+      const rng = mulberry32(hashSeed(o.seed, `pos|${pos.position_hash}`));
       const logit = gaussian(rng) * LOGIT_SD;
       return {
         pos,
@@ -141,7 +117,7 @@ export class SyntheticHistory {
         logit,
         consensus: round(sigmoid(logit), 4),
         venues: o.venues.map((venue, vi) => {
-          const vr = mulberry32(subSeed(o.seed, `venue|${pos.position_hash}|${venue.partner_id}`));
+          const vr = mulberry32(hashSeed(o.seed, `venue|${pos.position_hash}|${venue.partner_id}`));
           const offset = gaussian(vr) * 0.05;
           return {
             venue,
@@ -150,7 +126,7 @@ export class SyntheticHistory {
             price: round(sigmoid(logit + offset), 3),
             available: round(50 + vr() * 5000, 2),
             liquidity_hash: `${venue.partner_id}:syn:${pos.position_hash}`,
-            venue_market_id: `${venue.partner_id}-m-${vi}-${subSeed(0, pos.position_hash).toString(36)}`,
+            venue_market_id: `${venue.partner_id}-m-${vi}-${hashSeed(0, pos.position_hash).toString(36)}`,
             trades: 0,
           };
         }),
@@ -213,7 +189,7 @@ export class SyntheticHistory {
             {
               partner_id: v.venue.partner_id,
               partner_name: v.venue.name,
-              venue_trade_id: `syn-${this.o.seed}-${subSeed(0, v.liquidity_hash).toString(36)}-${v.trades}`,
+              venue_trade_id: `syn-${this.o.seed}-${hashSeed(0, v.liquidity_hash).toString(36)}-${v.trades}`,
               venue_market_id: v.venue_market_id,
               taker_action: v.rng() < 0.55 ? 'buy' : 'sell',
               price: v.price,

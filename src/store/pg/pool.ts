@@ -85,3 +85,17 @@ export async function inTransaction<T>(pool: Pool, fn: (c: PoolClient) => Promis
     client.release();
   }
 }
+
+/** Drops the database a URL names, closing its sessions first (for tests and benches). */
+export async function dropDatabase(databaseUrl: string): Promise<void> {
+  const url = new URL(databaseUrl);
+  const name = decodeURIComponent(url.pathname.replace(/^\//, ''));
+  url.pathname = '/postgres';
+  const client = new pg.Client({ connectionString: url.toString() });
+  await client.connect();
+  try {
+    await client.query(`DROP DATABASE IF EXISTS ${pg.escapeIdentifier(name)} WITH (FORCE)`);
+  } finally {
+    await client.end();
+  }
+}

@@ -31,3 +31,15 @@ export class Keyspace {
     return name;
   }
 }
+
+/** Deletes every key under `prefix:` (SCAN, never KEYS: it does not block the server). */
+export async function deleteByPrefix(redis: Redis, prefix: string): Promise<number> {
+  let cursor = '0';
+  let n = 0;
+  do {
+    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
+    cursor = next;
+    if (keys.length) n += await redis.unlink(...keys);
+  } while (cursor !== '0');
+  return n;
+}
