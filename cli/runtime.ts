@@ -54,6 +54,7 @@ export async function openRuntime(config: Config, log: Logger, opts: { clock?: C
   const metrics = new Registry();
   if (opts.defaultMetrics !== false) collectDefaultMetrics({ register: metrics });
   let ch: ClickHouseClient | null = null;
+  const gate = new RequestGate(redis, ks);
   return {
     config,
     log,
@@ -61,7 +62,7 @@ export async function openRuntime(config: Config, log: Logger, opts: { clock?: C
     pool,
     redis,
     ks,
-    gate: new RequestGate(redis, ks),
+    gate,
     cursors: new Cursors(config.cursorSecret),
     metrics,
     clickhouse() {
@@ -69,6 +70,7 @@ export async function openRuntime(config: Config, log: Logger, opts: { clock?: C
       return ch;
     },
     async close() {
+      await gate.close();
       await Promise.allSettled([pool.end(), redis.quit(), ch?.close()]);
     },
   };

@@ -67,8 +67,16 @@ export async function buildApp(ctx: AppContext, plugins: RoutePlugin[] = []): Pr
     labelNames: ['route', 'status'] as const,
     registers: [ctx.metrics],
   });
-  app.addHook('onResponse', async (req, reply) => {
-    requests.inc({ route: req.routeOptions.url ?? 'unmatched', status: `${Math.floor(reply.statusCode / 100)}xx` });
+  // prom-client hashes label objects on every inc(); keep one child per (route, status class).
+  const children = new Map<string, { inc(): void }>();
+  app.addHook('onResponse', (req, reply, done) => {
+    const status = `${Math.floor(reply.statusCode / 100)}xx`;
+    const route = req.routeKey || 'unmatched';
+    const key = `${route} ${status}`;
+    let child = children.get(key);
+    if (!child) children.set(key, (child = requests.labels({ route, status })));
+    child.inc();
+    done();
   });
 
   // Revocations reach every API process through the bus and evict its in-process principal cache.

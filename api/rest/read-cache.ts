@@ -38,6 +38,11 @@ export class ReadCache {
     }
   }
 
+  /** The cached fragment, synchronously (the hot path), or undefined. */
+  peek(key: string): string | undefined {
+    return this.entries.get(key);
+  }
+
   /** Returns the cached fragment or computes, stores and returns it. */
   async get(key: string, compute: () => Promise<string>): Promise<string> {
     const hit = this.entries.get(key);

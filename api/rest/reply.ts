@@ -23,11 +23,19 @@ export function serializeFragment(data: unknown, pagination?: Pagination): strin
   return pagination ? `${d},"pagination":${JSON.stringify(pagination)}` : d;
 }
 
+// At tens of thousands of responses a second most share their millisecond: format it once.
+let isoMs = -1;
+let isoText = '';
+export function isoAt(nowMs: number): string {
+  if (nowMs !== isoMs) {
+    isoMs = nowMs;
+    isoText = new Date(nowMs).toISOString();
+  }
+  return isoText;
+}
+
 export function sendFragment(reply: FastifyReply, nowMs: number, fragment: string): FastifyReply {
-  return reply
-    .code(200)
-    .type(JSON_TYPE)
-    .send(`{${fragment},"meta":{"timestamp":"${new Date(nowMs).toISOString()}","api_version":"${API_VERSION}"}}`);
+  return reply.code(200).type(JSON_TYPE).send(`{${fragment},"meta":{"timestamp":"${isoAt(nowMs)}","api_version":"${API_VERSION}"}}`);
 }
 
 const OPEN = Buffer.from('{');
@@ -39,6 +47,6 @@ const META_TAIL = Buffer.from(`","api_version":"${API_VERSION}"}}`);
  * cached bytes instead of a string concatenation that V8 must flatten and re-encode per request.
  */
 export function sendBytesFragment(reply: FastifyReply, nowMs: number, fragment: Buffer): FastifyReply {
-  const ts = Buffer.from(new Date(nowMs).toISOString());
+  const ts = Buffer.from(isoAt(nowMs));
   return reply.code(200).type(JSON_TYPE).send(Buffer.concat([OPEN, fragment, META_HEAD, ts, META_TAIL]));
 }

@@ -29,7 +29,13 @@ export class PrincipalCache {
   ) {}
 
   private static localKey(c: Credential): string {
-    return `${c.kind}:${c.id}`;
+    return c.kind === 'key' ? c.id : `acct:${c.id}`;
+  }
+
+  /** The in-process entry, synchronously (no promise on the hot path), or undefined when absent or expired. */
+  peek(cred: Credential): Resolved | undefined {
+    const hit = this.local.get(PrincipalCache.localKey(cred));
+    return hit && hit.until > this.now() ? hit.rec : undefined;
   }
 
   async resolve(cred: Credential): Promise<Resolved> {
@@ -46,7 +52,7 @@ export class PrincipalCache {
 
   /** Drops a key's in-process entry (on a keys-revoked bus message). */
   evictKeyHash(keyHash: string): void {
-    this.local.delete(`key:${keyHash}`);
+    this.local.delete(keyHash);
   }
 
   clear(): void {

@@ -29,8 +29,11 @@ export function catalogRoutes(app: FastifyInstance, ctx: AppContext, cache: Read
     '/flow/v1/leagues',
     { schema: { querystring: LeagueQuery, tags: ['catalog'], summary: 'List leagues' }, config: CATALOG },
     async (req, reply) => {
+      // Keyed by the raw URL: a repeated read answers before any parsing.
+      const hit = cache.peek(req.url);
+      if (hit !== undefined) return sendFragment(reply, now(), hit);
       const { limit, cursor } = req.query;
-      const fragment = await cache.get(`leagues|${limit}|${cursor ?? ''}`, async () => {
+      const fragment = await cache.get(req.url, async () => {
         const after = cursor ? (ctx.cursors.decode('leagues', cursor) as [number, string]) : undefined;
         const rows = await catalog.listLeagues(ctx.pool, limit + 1, after);
         const { items, pagination } = page(rows, limit, (l) => ctx.cursors.encode('leagues', [l._sort, l.id]));
@@ -97,6 +100,9 @@ export function catalogRoutes(app: FastifyInstance, ctx: AppContext, cache: Read
     '/flow/v1/contests',
     { schema: { querystring: ContestQuery, tags: ['catalog'], summary: 'List contests, ordered by start time' }, config: CATALOG },
     async (req, reply) => {
+      // Keyed by the raw URL: a repeated read answers before any parsing.
+      const hit = cache.peek(req.url);
+      if (hit !== undefined) return sendFragment(reply, now(), hit);
       const q = req.query;
       const filter: catalog.ContestFilter = {
         q: q.q,
@@ -111,7 +117,7 @@ export function catalogRoutes(app: FastifyInstance, ctx: AppContext, cache: Read
       }
       // The cursor is bound to the filters: a cursor from another filter set is refused, not misapplied.
       const scope = `contests|${JSON.stringify(filter)}`;
-      const fragment = await cache.get(`${scope}|${q.limit}|${q.cursor ?? ''}`, async () => {
+      const fragment = await cache.get(req.url, async () => {
         const after = q.cursor ? (ctx.cursors.decode(scope, q.cursor) as [string, string]) : undefined;
         const rows = await catalog.listContests(ctx.pool, filter, q.limit + 1, after);
         const { items, pagination } = page(rows, q.limit, (c) => ctx.cursors.encode(scope, [c.starts_at, c.id]));

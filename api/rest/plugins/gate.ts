@@ -19,6 +19,8 @@ import type { AppContext } from '../context.js';
 declare module 'fastify' {
   interface FastifyRequest {
     principal: Principal;
+    /** The matched route pattern ('unmatched' for a 404), read once per request. */
+    routeKey: string;
   }
   interface FastifyContextConfig {
     public?: boolean;
@@ -32,6 +34,7 @@ export function installGate(app: FastifyInstance, ctx: AppContext, principals: P
   // Hashing the same key on every request is wasted work; keys are few, requests many.
   const hashes = new Map<string, string>();
   app.decorateRequest('principal', null as unknown as Principal);
+  app.decorateRequest('routeKey', '');
 
   function keyHash(key: string): string {
     let h = hashes.get(key);
@@ -70,11 +73,14 @@ export function installGate(app: FastifyInstance, ctx: AppContext, principals: P
   }
 
   app.addHook('onRequest', async (request, reply) => {
-    const cfg = request.routeOptions.config;
+    // routeOptions builds a fresh object on every access: read it once.
+    const ro = request.routeOptions;
+    const cfg = ro.config;
+    request.routeKey = ro.url ?? 'unmatched';
     // Unmatched routes go straight to the 404 handler; public routes need no key.
-    if (!request.routeOptions.url || cfg.public) return;
+    if (!ro.url || cfg.public) return;
     const cred = credentials(request);
-    const rec = await principals.resolve(cred);
+    const rec = principals.peek(cred) ?? (await principals.resolve(cred));
     if (isInvalid(rec)) {
       throw unauthorized(
         cred.kind === 'acct'
@@ -110,7 +116,9 @@ export function installGate(app: FastifyInstance, ctx: AppContext, principals: P
     }
   });
 
-  app.addHook('onResponse', async (request, reply) => {
+  // Callback style: no promise per response on the hot path.
+  app.addHook('onResponse', (request, reply, done) => {
     if (reply.statusCode >= 400 && request.principal) ctx.gate.countError(usageId(request.principal), ctx.clock.now());
+    done();
   });
 }
