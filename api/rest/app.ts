@@ -2,7 +2,7 @@
  * The Fastify app: schema-first plugins per resource, one gate for auth and rate limits, one error
  * shape. Built by buildApp() so tests use inject() and the api role listens.
  */
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { Counter } from 'prom-client';
@@ -17,6 +17,7 @@ import { installValidation } from './plugins/validation.js';
 import { ReadCache } from './read-cache.js';
 import { PrincipalCache } from '../../src/store/principals.js';
 import { subscribeBus } from '../../src/store/redis/bus.js';
+import { usageId } from '../../src/store/redis/gate.js';
 
 export interface BuiltApp {
   app: FastifyInstance;
@@ -31,13 +32,15 @@ export async function buildApp(ctx: AppContext, plugins: RoutePlugin[] = []): Pr
     loggerInstance: ctx.log.child({ component: 'api' }) as unknown as FastifyBaseLogger,
     // Per-request logs at this rate would cost more than the request; metrics count them instead.
     logController: new LogController({ disableRequestLogging: true }),
+    // A pino child per request costs more than the gate itself at load; errors log their request id.
+    childLoggerFactory: (logger) => logger,
     bodyLimit: 1_048_576,
     trustProxy: false,
     return503OnClosing: true,
     routerOptions: { maxParamLength: 500 },
   });
   installValidation(app);
-  installErrorHandling(app);
+  installErrorHandling(app, (req, reply) => countUnmatched(req, reply, () => undefined));
 
   // swagger-ui's own routes carry no config; mark every route without a /flow/v1 prefix public.
   app.addHook('onRoute', (route) => {
@@ -67,17 +70,22 @@ export async function buildApp(ctx: AppContext, plugins: RoutePlugin[] = []): Pr
     labelNames: ['route', 'status'] as const,
     registers: [ctx.metrics],
   });
-  // prom-client hashes label objects on every inc(); keep one child per (route, status class).
-  const children = new Map<string, { inc(): void }>();
-  app.addHook('onResponse', (req, reply, done) => {
-    const status = `${Math.floor(reply.statusCode / 100)}xx`;
-    const route = req.routeKey || 'unmatched';
-    const key = `${route} ${status}`;
-    let child = children.get(key);
-    if (!child) children.set(key, (child = requests.labels({ route, status })));
-    child.inc();
-    done();
+  // Counted by a route-level hook holding its route and its children of the counter (prom-client
+  // hashes label objects on every inc()), and the caller's error count for /auth/me.
+  const countFor = (route: string) => {
+    const byClass: { inc(): void }[] = [];
+    return (req: FastifyRequest, reply: FastifyReply, done: () => void) => {
+      const cls = Math.floor(reply.statusCode / 100);
+      (byClass[cls] ??= requests.labels({ route, status: `${cls}xx` })).inc();
+      if (cls >= 4 && req.principal) ctx.gate.countError(usageId(req.principal), ctx.clock.now());
+      done();
+    };
+  };
+  app.addHook('onRoute', (route) => {
+    const existing = route.onResponse ? (Array.isArray(route.onResponse) ? route.onResponse : [route.onResponse]) : [];
+    route.onResponse = [countFor(route.url), ...existing] as typeof route.onResponse;
   });
+  const countUnmatched = countFor('unmatched');
 
   // Revocations reach every API process through the bus and evict its in-process principal cache.
   const principals = new PrincipalCache(ctx.gate, ctx.pool);

@@ -3,7 +3,7 @@
  * transport errors from Fastify are mapped to codes a caller can branch on; anything unexpected is a
  * 500 `internal_error` whose details stay in the log.
  */
-import type { FastifyError, FastifyInstance } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../../../src/errors.js';
 
 interface AjvErrorLike {
@@ -53,14 +53,15 @@ function fromFastify(err: FastifyError): ApiError | null {
   return null;
 }
 
-export function installErrorHandling(app: FastifyInstance): void {
+/** `onNotFound` sees every 404 for an unknown route (no route-level hook runs for those). */
+export function installErrorHandling(app: FastifyInstance, onNotFound?: (req: FastifyRequest, reply: FastifyReply) => void): void {
   app.setErrorHandler((err: FastifyError, request, reply) => {
     let api: ApiError | null = null;
     if (err instanceof ApiError) api = err;
     else if ((err as { validation?: unknown }).validation) api = fromValidation(err as never);
     else api = fromFastify(err);
     if (!api) {
-      request.log.error({ err }, 'unhandled error');
+      request.log.error({ err, request_id: request.id, url: request.url }, 'unhandled error');
       api = new ApiError(500, 'internal_error', 'internal error; the request id is in the log', { request_id: request.id });
     }
     if (api.headers) reply.headers(api.headers);
@@ -68,6 +69,8 @@ export function installErrorHandling(app: FastifyInstance): void {
   });
 
   app.setNotFoundHandler((request, reply) => {
+    reply.code(404);
+    onNotFound?.(request, reply);
     void reply
       .code(404)
       .type('application/json; charset=utf-8')

@@ -13,14 +13,12 @@ import { retryAfterSeconds } from '../../../src/domain/ratelimit.js';
 import { sha256Hex } from '../../../src/ids.js';
 import { verifyPlayerJwt } from '../../../src/jwt.js';
 import { isInvalid, type Credential, type PrincipalCache } from '../../../src/store/principals.js';
-import { usageId, type GateOutcome } from '../../../src/store/redis/gate.js';
+import type { GateOutcome } from '../../../src/store/redis/gate.js';
 import type { AppContext } from '../context.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
     principal: Principal;
-    /** The matched route pattern ('unmatched' for a 404), read once per request. */
-    routeKey: string;
   }
   interface FastifyContextConfig {
     public?: boolean;
@@ -34,7 +32,6 @@ export function installGate(app: FastifyInstance, ctx: AppContext, principals: P
   // Hashing the same key on every request is wasted work; keys are few, requests many.
   const hashes = new Map<string, string>();
   app.decorateRequest('principal', null as unknown as Principal);
-  app.decorateRequest('routeKey', '');
 
   function keyHash(key: string): string {
     let h = hashes.get(key);
@@ -72,13 +69,20 @@ export function installGate(app: FastifyInstance, ctx: AppContext, principals: P
     });
   }
 
-  app.addHook('onRequest', async (request, reply) => {
-    // routeOptions builds a fresh object on every access: read it once.
-    const ro = request.routeOptions;
-    const cfg = ro.config;
-    request.routeKey = ro.url ?? 'unmatched';
-    // Unmatched routes go straight to the 404 handler; public routes need no key.
-    if (!ro.url || cfg.public) return;
+  // The gate is attached to each protected route as a route-level hook when the route is added, with
+  // that route's config in its closure: public routes run no gate at all, and no request pays for
+  // looking its route's options up (request.routeOptions builds a fresh object on every access).
+  app.addHook('onRoute', (route) => {
+    const cfg = route.config ?? {};
+    if (cfg.public) return;
+    const dayExempt = cfg.dayExempt === true;
+    const required = cfg.entitlements ?? [];
+    const hook = async (request: FastifyRequest, reply: FastifyReply): Promise<void> => gateRequest(request, reply, dayExempt, required);
+    const existing = route.onRequest ? (Array.isArray(route.onRequest) ? route.onRequest : [route.onRequest]) : [];
+    route.onRequest = [hook, ...existing] as typeof route.onRequest;
+  });
+
+  async function gateRequest(request: FastifyRequest, reply: FastifyReply, dayExempt: boolean, required: readonly string[]): Promise<void> {
     const cred = credentials(request);
     const rec = principals.peek(cred) ?? (await principals.resolve(cred));
     if (isInvalid(rec)) {
@@ -90,7 +94,7 @@ export function installGate(app: FastifyInstance, ctx: AppContext, principals: P
             : 'API key is not valid',
       );
     }
-    const outcome = await ctx.gate.check(rec, ctx.clock.now(), cfg.dayExempt === true);
+    const outcome = await ctx.gate.check(rec, ctx.clock.now(), dayExempt);
     setHeaders(reply, rec, outcome);
     if (outcome.kind !== 'allowed') {
       const window = outcome.kind === 'minute_exceeded' ? 'minute' : 'day';
@@ -109,16 +113,10 @@ export function installGate(app: FastifyInstance, ctx: AppContext, principals: P
       views.set(rec, principal);
     }
     request.principal = principal;
-    const required = cfg.entitlements;
-    if (required && required.length > 0) {
+    if (required.length > 0) {
       const missing = missingEntitlements(principal.entitlements, required);
       if (missing.length > 0) throw entitlementRequired(missing);
     }
-  });
+  }
 
-  // Callback style: no promise per response on the hot path.
-  app.addHook('onResponse', (request, reply, done) => {
-    if (reply.statusCode >= 400 && request.principal) ctx.gate.countError(usageId(request.principal), ctx.clock.now());
-    done();
-  });
 }
