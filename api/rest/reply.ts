@@ -37,16 +37,3 @@ export function isoAt(nowMs: number): string {
 export function sendFragment(reply: FastifyReply, nowMs: number, fragment: string): FastifyReply {
   return reply.code(200).type(JSON_TYPE).send(`{${fragment},"meta":{"timestamp":"${isoAt(nowMs)}","api_version":"${API_VERSION}"}}`);
 }
-
-const OPEN = Buffer.from('{');
-const META_HEAD = Buffer.from(',"meta":{"timestamp":"');
-const META_TAIL = Buffer.from(`","api_version":"${API_VERSION}"}}`);
-
-/**
- * Large cached bodies (a contest's liquidity) kept as UTF-8 bytes: a response is one memcpy of the
- * cached bytes instead of a string concatenation that V8 must flatten and re-encode per request.
- */
-export function sendBytesFragment(reply: FastifyReply, nowMs: number, fragment: Buffer): FastifyReply {
-  const ts = Buffer.from(isoAt(nowMs));
-  return reply.code(200).type(JSON_TYPE).send(Buffer.concat([OPEN, fragment, META_HEAD, ts, META_TAIL]));
-}
