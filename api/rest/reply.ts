@@ -37,3 +37,28 @@ export function isoAt(nowMs: number): string {
 export function sendFragment(reply: FastifyReply, nowMs: number, fragment: string): FastifyReply {
   return reply.code(200).type(JSON_TYPE).send(`{${fragment},"meta":{"timestamp":"${isoAt(nowMs)}","api_version":"${API_VERSION}"}}`);
 }
+
+const OPEN_DATA = Buffer.from('{"data":');
+const META_HEAD = Buffer.from(',"meta":{"timestamp":"');
+const META_TAIL = Buffer.from(`","api_version":"${API_VERSION}"}}`);
+
+/**
+ * A large cached `data` (a contest's liquidity, ~100 KB) written as-is: the envelope's head and meta
+ * go around it as separate chunks in one corked write, so no response copies or re-encodes the
+ * cached bytes (a string concatenation would be flattened and UTF-8 encoded on every response).
+ * Headers set earlier (rate limits) are kept; onResponse hooks still run.
+ */
+export function sendCachedData(reply: FastifyReply, nowMs: number, data: Buffer): void {
+  const ts = Buffer.from(isoAt(nowMs));
+  const length = OPEN_DATA.length + data.length + META_HEAD.length + ts.length + META_TAIL.length;
+  reply.hijack();
+  const res = reply.raw;
+  res.cork();
+  res.writeHead(200, { ...reply.getHeaders(), 'content-type': JSON_TYPE, 'content-length': length } as Record<string, string | number>);
+  res.write(OPEN_DATA);
+  res.write(data);
+  res.write(META_HEAD);
+  res.write(ts);
+  res.end(META_TAIL);
+  res.uncork();
+}

@@ -24,8 +24,8 @@ export async function load(name: string, url: string, opts: { seconds: number; c
 
 export function printTable(rows: LoadResult[]): void {
   const pad = (s: string, n: number) => s.padEnd(n);
-  console.log(pad('scenario', 44) + pad('req/s', 12) + pad('p50 ms', 9) + pad('p99 ms', 9) + 'errors/non2xx');
+  console.log(pad('scenario', 60) + pad('req/s', 12) + pad('p50 ms', 9) + pad('p99 ms', 9) + 'errors/non2xx');
   for (const r of rows) {
-    console.log(pad(r.name, 44) + pad(r.rps.toFixed(0), 12) + pad(String(r.p50), 9) + pad(String(r.p99), 9) + `${r.errors}/${r.non2xx}`);
+    console.log(pad(r.name, 60) + pad(r.rps.toFixed(0), 12) + pad(String(r.p50), 9) + pad(String(r.p99), 9) + `${r.errors}/${r.non2xx}`);
   }
 }

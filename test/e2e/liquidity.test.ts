@@ -188,6 +188,17 @@ describe('state and entitlements', () => {
     expect(state.data).toMatchObject({ seed: 1, frozen: true });
   });
 
+  it('liquidity answers with the envelope and the rate-limit headers', async () => {
+    const r = await fetch(`${svc.base}/flow/v1/contests/${contestId}/liquidity`, { headers: { 'x-api-key': demoKey(svc) } });
+    expect(r.headers.get('content-type')).toMatch(/^application\/json/);
+    for (const h of ['x-ratelimit-limit-minute', 'x-ratelimit-remaining-minute', 'x-ratelimit-reset-minute', 'x-ratelimit-limit-day', 'x-ratelimit-remaining-day', 'x-ratelimit-reset-day']) {
+      expect(r.headers.get(h), h).toMatch(/^\d+$/);
+    }
+    const body = (await r.json()) as any;
+    expect(body.meta).toEqual({ timestamp: expect.any(String), api_version: 'v1' });
+    expect(Array.isArray(body.data)).toBe(true);
+  });
+
   it('liquidity of an unknown contest is 404', async () => {
     expect((await api('/flow/v1/contests/ct_none/liquidity')).status).toBe(404);
   });

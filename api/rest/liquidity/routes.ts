@@ -11,7 +11,7 @@ import { getContest } from '../../../src/store/pg/catalog.js';
 import type { HotState } from '../../../src/store/redis/hot.js';
 import { decodeBusMessage, subscribeBus } from '../../../src/store/redis/bus.js';
 import type { AppContext } from '../context.js';
-import { sendEnvelope, sendFragment } from '../reply.js';
+import { sendCachedData, sendEnvelope, sendFragment } from '../reply.js';
 import { IdParams } from '../schemas.js';
 
 export function liquidityRoutes(hot: HotState) {
@@ -33,8 +33,8 @@ export function liquidityRoutes(hot: HotState) {
     // the copy at once; should a bus message be lost, a copy older than REVALIDATE_MS is checked
     // against its version (a few bytes) before it is served again.
     const REVALIDATE_MS = 1_000;
-    const cached = new Map<string, { version: number; fragment: string; checkedAt: number }>();
-    async function liquidityFragment(contestId: string): Promise<string | null> {
+    const cached = new Map<string, { version: number; fragment: Buffer; checkedAt: number }>();
+    async function liquidityFragment(contestId: string): Promise<Buffer | null> {
       const hit = cached.get(contestId);
       const t = Date.now();
       if (hit) {
@@ -46,7 +46,7 @@ export function liquidityRoutes(hot: HotState) {
       }
       const fresh = await hot.liquidityWithVersion(contestId);
       if (!fresh) return null;
-      const fragment = `"data":${fresh.json}`;
+      const fragment = Buffer.from(fresh.json);
       if (cached.size > 2_000) cached.clear();
       cached.set(contestId, { version: fresh.version, fragment, checkedAt: t });
       return fragment;
@@ -66,7 +66,7 @@ export function liquidityRoutes(hot: HotState) {
       { schema: { params: IdParams, tags: ['liquidity'], summary: 'Every bettable position of a contest with venue prices' }, config: { entitlements: ['markets:read'] } },
       async (req, reply) => {
         const fragment = await liquidityFragment(req.params.id);
-        if (fragment !== null) return sendFragment(reply, now(), fragment);
+        if (fragment !== null) return sendCachedData(reply, now(), fragment);
         if (!(await contestExists(req.params.id))) throw notFound('contest', req.params.id);
         return sendFragment(reply, now(), '"data":[]');
       },
