@@ -330,6 +330,18 @@ export function buildSimWorld(seed: number, now: Date | number): SimWorld {
     positions.push(full);
     meta.push(m);
   };
+  /** A head-to-head between two athletes: a moneyline market and nothing else. */
+  const addMoneylineOnly = (cid: string, homeId: string, homeName: string, awayId: string, awayName: string) => {
+    linkMarkets(cid, ['moneyline']);
+    addPosition(
+      { contest_id: cid, market_id: 'moneyline', market_key: 'moneyline', side_key: 'home', variable: 0, participant_id: homeId, title: `${homeName} to win`, group_key: `${cid}/moneyline`, ladder_key: null },
+      { kind: 'ml_home', line: 0, line_offset: 0, index: -1 },
+    );
+    addPosition(
+      { contest_id: cid, market_id: 'moneyline', market_key: 'moneyline', side_key: 'away', variable: 0, participant_id: awayId, title: `${awayName} to win`, group_key: `${cid}/moneyline`, ladder_key: null },
+      { kind: 'ml_away', line: 0, line_offset: 0, index: -1 },
+    );
+  };
 
   const linkMarkets = (contestId: string, ids: string[]) => {
     for (const id of ids) contestMarkets.push({ contest_id: contestId, market_id: id });
@@ -604,15 +616,7 @@ export function buildSimWorld(seed: number, now: Date | number): SimWorld {
         closed: false,
         parent_contest_id: tid,
       });
-      linkMarkets(cid, ['moneyline']);
-      addPosition(
-        { contest_id: cid, market_id: 'moneyline', market_key: 'moneyline', side_key: 'home', variable: 0, participant_id: ids[hi]!, title: `${home.name} to win`, group_key: `${cid}/moneyline`, ladder_key: null },
-        { kind: 'ml_home', line: 0, line_offset: 0, index: -1 },
-      );
-      addPosition(
-        { contest_id: cid, market_id: 'moneyline', market_key: 'moneyline', side_key: 'away', variable: 0, participant_id: ids[ai]!, title: `${away.name} to win`, group_key: `${cid}/moneyline`, ladder_key: null },
-        { kind: 'ml_away', line: 0, line_offset: 0, index: -1 },
-      );
+      addMoneylineOnly(cid, ids[hi]!, home.name, ids[ai]!, away.name);
     });
   }
 
@@ -678,15 +682,7 @@ export function buildSimWorld(seed: number, now: Date | number): SimWorld {
         closed: false,
         parent_contest_id: null,
       });
-      linkMarkets(cid, ['moneyline']);
-      addPosition(
-        { contest_id: cid, market_id: 'moneyline', market_key: 'moneyline', side_key: 'home', variable: 0, participant_id: ids[hi]!, title: `${home.name} to win`, group_key: `${cid}/moneyline`, ladder_key: null },
-        { kind: 'ml_home', line: 0, line_offset: 0, index: -1 },
-      );
-      addPosition(
-        { contest_id: cid, market_id: 'moneyline', market_key: 'moneyline', side_key: 'away', variable: 0, participant_id: ids[ai]!, title: `${away.name} to win`, group_key: `${cid}/moneyline`, ladder_key: null },
-        { kind: 'ml_away', line: 0, line_offset: 0, index: -1 },
-      );
+      addMoneylineOnly(cid, ids[hi]!, home.name, ids[ai]!, away.name);
     });
   }
 
