@@ -46,7 +46,7 @@ export function appContext(rt: Runtime, overrides: Partial<AppContext> = {}): Ap
 
 export async function openRuntime(config: Config, log: Logger, opts: { clock?: Clock; defaultMetrics?: boolean } = {}): Promise<Runtime> {
   await ensureDatabase(config.databaseUrl, log);
-  const pool = createPool(config.databaseUrl);
+  const pool = createPool(config.databaseUrl, 10, log);
   await migrate(pool, log);
   const redis = createRedis(config.redisUrl, { name: 'flow' });
   await redis.ping();

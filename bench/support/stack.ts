@@ -12,8 +12,6 @@ export async function benchRuntime(name: string, env: Record<string, string> = {
   const prefix = `flowbench_${name}_${process.pid}`;
   const config = loadConfig({ ...process.env, DATABASE_URL: `${base}/${db}`, REDIS_PREFIX: prefix, LOG_LEVEL: 'warn', ...env });
   const rt = await openRuntime(config, pino({ level: 'warn' }), { defaultMetrics: false });
-  // The forced DROP DATABASE at the end may cut a pooled connection the pool is still closing.
-  rt.pool.on('error', () => undefined);
   await seedSimCatalog(rt);
   return {
     rt,
