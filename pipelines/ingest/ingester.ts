@@ -47,7 +47,6 @@ export class Ingester {
   private flushing: Promise<void> | null = null;
   quotesIn = 0;
   quotesFlushed = 0;
-  jobsEnqueued = 0;
 
   constructor(private readonly d: IngesterDeps) {}
 
@@ -129,7 +128,6 @@ export class Ingester {
             await this.d.hot.writeQuotes(contestId, [...quotes.values()]);
             await this.d.producer.enqueue(contestId);
             this.quotesFlushed += quotes.size;
-            this.jobsEnqueued++;
           } catch (err) {
             // Put them back: the next flush retries (newer quotes for a hash win).
             const m = this.pending.get(contestId) ?? new Map<string, NormalizedQuote>();

@@ -173,11 +173,6 @@ export class RequestGate {
     this.usageCounter.count(id, 'e', nowMs);
   }
 
-  /** Writes the usage counted in this process since the last flush (also on a timer). */
-  flushUsage(): Promise<void> {
-    return this.usageCounter.flush();
-  }
-
   close(): Promise<void> {
     return this.usageCounter.close();
   }
