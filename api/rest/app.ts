@@ -70,6 +70,25 @@ export async function buildApp(ctx: AppContext, plugins: RoutePlugin[] = []): Pr
     labelNames: ['route', 'status'] as const,
     registers: [ctx.metrics],
   });
+  const batching = ctx.gate.batching;
+  new Counter({
+    name: 'flow_ratelimit_script_calls_total',
+    help: 'Rate-limit script calls to Redis; each counts every request queued for its windows',
+    registers: [ctx.metrics],
+    collect() {
+      this.reset();
+      this.inc(batching.calls);
+    },
+  });
+  new Counter({
+    name: 'flow_ratelimit_checks_total',
+    help: 'Requests counted against the rate-limit windows',
+    registers: [ctx.metrics],
+    collect() {
+      this.reset();
+      this.inc(batching.requests);
+    },
+  });
   // Counted by a route-level hook holding its route and its children of the counter (prom-client
   // hashes label objects on every inc()), and the caller's error count for /auth/me.
   const countFor = (route: string) => {

@@ -12,7 +12,7 @@ import { principalFromRecord, type Principal, type PrincipalRecord } from '../..
 import { retryAfterSeconds } from '../../../src/domain/ratelimit.js';
 import { sha256Hex } from '../../../src/ids.js';
 import { verifyPlayerJwt } from '../../../src/jwt.js';
-import { isInvalid, type Credential, type PrincipalCache } from '../../../src/store/principals.js';
+import { isInvalid, type Credential, type PrincipalCache, type Resolved } from '../../../src/store/principals.js';
 import type { GateOutcome } from '../../../src/store/redis/gate.js';
 import type { AppContext } from '../context.js';
 
@@ -72,34 +72,60 @@ export function installGate(app: FastifyInstance, ctx: AppContext, principals: P
   // The gate is attached to each protected route as a route-level hook when the route is added, with
   // that route's config in its closure: public routes run no gate at all, and no request pays for
   // looking its route's options up (request.routeOptions builds a fresh object on every access).
+  // Callback-style, not async: a cached principal goes from header to Redis with no promise at all.
   app.addHook('onRoute', (route) => {
     const cfg = route.config ?? {};
     if (cfg.public) return;
     const dayExempt = cfg.dayExempt === true;
     const required = cfg.entitlements ?? [];
-    const hook = async (request: FastifyRequest, reply: FastifyReply): Promise<void> => gateRequest(request, reply, dayExempt, required);
+    const hook = (request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void): void => gateRequest(request, reply, dayExempt, required, done);
     const existing = route.onRequest ? (Array.isArray(route.onRequest) ? route.onRequest : [route.onRequest]) : [];
     route.onRequest = [hook, ...existing] as typeof route.onRequest;
   });
 
-  async function gateRequest(request: FastifyRequest, reply: FastifyReply, dayExempt: boolean, required: readonly string[]): Promise<void> {
-    const cred = credentials(request);
-    const rec = principals.peek(cred) ?? (await principals.resolve(cred));
-    if (isInvalid(rec)) {
-      throw unauthorized(
-        cred.kind === 'acct'
-          ? 'player token names no account'
-          : rec.invalid === 'revoked'
-            ? 'this API key was revoked; create a new one'
-            : 'API key is not valid',
-      );
+  function gateRequest(request: FastifyRequest, reply: FastifyReply, dayExempt: boolean, required: readonly string[], done: (err?: Error) => void): void {
+    let cred: Credential;
+    try {
+      cred = credentials(request);
+    } catch (err) {
+      done(err as Error);
+      return;
     }
-    const outcome = await ctx.gate.check(rec, ctx.clock.now(), dayExempt);
+    const cached = principals.peek(cred);
+    if (cached !== undefined) admit(request, reply, cred, cached, dayExempt, required, done);
+    else principals.resolve(cred).then((rec) => admit(request, reply, cred, rec, dayExempt, required, done), done);
+  }
+
+  function admit(request: FastifyRequest, reply: FastifyReply, cred: Credential, rec: Resolved, dayExempt: boolean, required: readonly string[], done: (err?: Error) => void): void {
+    if (isInvalid(rec)) {
+      done(
+        unauthorized(
+          cred.kind === 'acct'
+            ? 'player token names no account'
+            : rec.invalid === 'revoked'
+              ? 'this API key was revoked; create a new one'
+              : 'API key is not valid',
+        ),
+      );
+      return;
+    }
+    ctx.gate.check(rec, ctx.clock.now(), dayExempt, (err, outcome) => {
+      if (err) return done(err as Error);
+      try {
+        done(verdict(request, reply, rec, outcome!, required));
+      } catch (thrown) {
+        done(thrown as Error);
+      }
+    });
+  }
+
+  /** Sets the rate-limit headers and the principal; the error to answer with, if any. */
+  function verdict(request: FastifyRequest, reply: FastifyReply, rec: PrincipalRecord, outcome: GateOutcome, required: readonly string[]): Error | undefined {
     setHeaders(reply, rec, outcome);
     if (outcome.kind !== 'allowed') {
       const window = outcome.kind === 'minute_exceeded' ? 'minute' : 'day';
       const wait = retryAfterSeconds(window === 'minute' ? outcome.windows.minuteTtlMs : outcome.windows.dayTtlMs);
-      throw new ApiError(
+      return new ApiError(
         429,
         'rate_limit_exceeded',
         `the workspace's ${window} budget is spent; retry after ${wait} s`,
@@ -115,8 +141,8 @@ export function installGate(app: FastifyInstance, ctx: AppContext, principals: P
     request.principal = principal;
     if (required.length > 0) {
       const missing = missingEntitlements(principal.entitlements, required);
-      if (missing.length > 0) throw entitlementRequired(missing);
+      if (missing.length > 0) return entitlementRequired(missing);
     }
+    return undefined;
   }
-
 }

@@ -70,6 +70,13 @@ describe('API key authentication', () => {
     expect(docs.statusCode).toBeLessThan(400);
     const metrics = await app().inject({ method: 'GET', url: '/metrics' });
     expect(metrics.body).toContain('flow_http_requests_total');
+    // The gate's batching shows as checks per script call; a gated request moves both.
+    const figure = (body: string, name: string) => Number(new RegExp(`^${name} (\\d+)$`, 'm').exec(body)?.[1]);
+    const k = await createKey(s.rt.pool, { plan: 'free', keyType: 'data', environment: 'test' });
+    expect((await get(app(), '/flow/v1/leagues', { 'x-api-key': k.api_key })).status).toBe(200);
+    const after = (await app().inject({ method: 'GET', url: '/metrics' })).body;
+    expect(figure(after, 'flow_ratelimit_checks_total')).toBeGreaterThan(figure(metrics.body, 'flow_ratelimit_checks_total'));
+    expect(figure(after, 'flow_ratelimit_script_calls_total')).toBeGreaterThan(figure(metrics.body, 'flow_ratelimit_script_calls_total'));
   });
 });
 

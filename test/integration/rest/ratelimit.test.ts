@@ -174,3 +174,21 @@ describe('atomic across processes', () => {
     }
   });
 });
+
+describe('when Redis fails the count', () => {
+  it('answers 500 internal_error (never admits uncounted), then recovers', async () => {
+    clock.set(Date.parse('2026-11-21T09:40:00.000Z'));
+    const k = await newKey({ rpm: 10, rpd: 1000 });
+    const minuteKey = s.rt.ks.k('rl', k.workspace_id, 'm', Math.floor(clock.now() / 60_000));
+    await s.rt.redis.set(minuteKey, 'corrupt', 'PX', 60_000);
+    const failed = await Promise.all([hit(k), hit(k)]);
+    for (const r of failed) {
+      expect(r.status).toBe(500);
+      expect(r.body.error.code).toBe('internal_error');
+    }
+    await s.rt.redis.del(minuteKey);
+    const ok = await hit(k);
+    expect(ok.status).toBe(200);
+    expect(ok.headers['x-ratelimit-remaining-minute']).toBe('9');
+  });
+});
