@@ -3,7 +3,7 @@
  * bytes, both in one child process, load from this process. Target: ratio ≥ 0.6.
  * Bare and Flow are measured in alternating rounds (this machine's throughput drifts by tens of percent
  * between runs); the verdict is the median of the per-round ratios.
- *   npm run bench -- rest [--seconds 5] [--rounds 3] [--connections 50]
+ *   npm run bench -- rest [--seconds 5] [--rounds 5] [--connections 50]
  */
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
@@ -17,7 +17,7 @@ export default async function run(args: string[]): Promise<void> {
 
 /** Shared by `rest` and `rest-liquidity`: the same harness, different paths. */
 export async function runRestScenario(scenario: 'rest' | 'liquidity', args: string[]): Promise<void> {
-  const { values } = parseArgs({ args, options: { seconds: { type: 'string', default: '5' }, rounds: { type: 'string', default: '3' }, connections: { type: 'string', default: '50' } } });
+  const { values } = parseArgs({ args, options: { seconds: { type: 'string', default: '5' }, rounds: { type: 'string', default: '5' }, connections: { type: 'string', default: '50' } } });
   const seconds = Number(values.seconds);
   const connections = Number(values.connections);
   const rounds = Number(values.rounds);
@@ -51,6 +51,12 @@ export async function runRestScenario(scenario: 'rest' | 'liquidity', args: stri
       const median = [...ratios].sort((x, y) => x - y)[Math.floor(ratios.length / 2)]!;
       console.log(`ratio flow / bare ${name}: rounds ${ratios.map((x) => x.toFixed(3)).join(', ')}; median ${median.toFixed(3)} (target ≥ 0.6) ${median >= 0.6 ? 'PASS' : 'BELOW TARGET'}\n`);
     }
+    // How many requests each rate-limit script call counted (the gate's group commit), from /metrics.
+    const metrics = await (await fetch(`http://127.0.0.1:${info.flow_port}/metrics`)).text();
+    const figure = (m: string) => Number(new RegExp(`^${m} (\\d+)`, 'm').exec(metrics)?.[1] ?? NaN);
+    const checks = figure('flow_ratelimit_checks_total');
+    const calls = figure('flow_ratelimit_script_calls_total');
+    console.log(`rate-limit gate: ${checks} requests counted in ${calls} script calls (${(checks / calls).toFixed(1)} per call)`);
   } finally {
     child.kill('SIGTERM');
   }

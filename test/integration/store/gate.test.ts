@@ -27,7 +27,7 @@ afterAll(async () => {
 });
 
 const NOW = Date.parse('2026-11-20T10:00:30.000Z');
-const principal = (workspace: string, r: CountedRequest) => ({ workspace_id: workspace, key_id: `key-${workspace}`, router_account_id: null, rpm: r.rpm, rpd: r.rpd });
+const principal = (workspace: string, r: CountedRequest) => ({ workspace_id: workspace, key_id: `key-${workspace}`, router_account_id: `acct-${workspace}`, rpm: r.rpm, rpd: r.rpd });
 
 /** Issues every check in the same turn and waits for all verdicts (errors are returned, not thrown). */
 function checkAll(workspace: string, reqs: CountedRequest[], nowMs = NOW): Promise<(GateOutcome | Error)[]> {
