@@ -18,7 +18,16 @@ import { deleteByPrefix } from '../../src/store/redis/client.js';
 import { dropDatabase as dropDatabaseAt } from '../../src/store/pg/pool.js';
 import { FIXTURE_CATALOG } from './fixture-catalog.js';
 
-export const PG_BASE = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+/** The server the tests create their databases on: TEST_DATABASE_URL, else the server of DATABASE_URL
+ * (the one `infra/services.sh` brought up), else the local default. */
+export const PG_BASE = process.env.TEST_DATABASE_URL ?? maintenanceUrl(process.env.DATABASE_URL) ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+
+function maintenanceUrl(url: string | undefined): string | undefined {
+  if (!url) return undefined;
+  const u = new URL(url);
+  u.pathname = '/postgres';
+  return u.toString();
+}
 export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 
 export interface TestStack {
