@@ -7,6 +7,7 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { Counter } from 'prom-client';
 import { API_VERSION } from '../../src/domain/envelope.js';
+import { scrapedCounter } from '../../src/metrics.js';
 import { meRoutes } from './auth/me.js';
 import { catalogRoutes } from './catalog/routes.js';
 import type { AppContext } from './context.js';
@@ -71,24 +72,8 @@ export async function buildApp(ctx: AppContext, plugins: RoutePlugin[] = []): Pr
     registers: [ctx.metrics],
   });
   const batching = ctx.gate.batching;
-  new Counter({
-    name: 'flow_ratelimit_script_calls_total',
-    help: 'Rate-limit script calls to Redis; each counts every request queued for its windows',
-    registers: [ctx.metrics],
-    collect() {
-      this.reset();
-      this.inc(batching.calls);
-    },
-  });
-  new Counter({
-    name: 'flow_ratelimit_checks_total',
-    help: 'Requests counted against the rate-limit windows',
-    registers: [ctx.metrics],
-    collect() {
-      this.reset();
-      this.inc(batching.requests);
-    },
-  });
+  scrapedCounter(ctx.metrics, 'flow_ratelimit_script_calls_total', 'Rate-limit script calls to Redis; each counts every request queued for its windows', () => batching.calls);
+  scrapedCounter(ctx.metrics, 'flow_ratelimit_checks_total', 'Requests counted against the rate-limit windows', () => batching.requests);
   // Counted by a route-level hook holding its route and its children of the counter (prom-client
   // hashes label objects on every inc()), and the caller's error count for /auth/me.
   const countFor = (route: string) => {

@@ -4,6 +4,7 @@
  * (several ingest processes should split the venues between them with FLOW_VENUES).
  */
 import { Counter } from 'prom-client';
+import { scrapedCounter } from '../../src/metrics.js';
 import { ComputePool } from '../../pipelines/compute-pool.js';
 import { Ingester } from '../../pipelines/ingest/ingester.js';
 import { LiquidityProcessor, type HistorySink } from '../../pipelines/processors/liquidity.js';
@@ -119,15 +120,7 @@ export async function startCompute(rt: Runtime, opts: { history?: HistorySink; t
     now: () => rt.clock.now(),
     history: opts.history,
   });
-  new Counter({
-    name: 'flow_liquidity_jobs_total',
-    help: 'Contest liquidity recomputations finished',
-    registers: [rt.metrics],
-    collect() {
-      this.reset();
-      this.inc(processor.processed);
-    },
-  });
+  scrapedCounter(rt.metrics, 'flow_liquidity_jobs_total', 'Contest liquidity recomputations finished', () => processor.processed);
   rt.log.info({ role: 'compute' }, 'compute running');
   return {
     name: 'compute',
