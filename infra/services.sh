@@ -54,9 +54,14 @@ ensure_postgres() {
   if port_open "$host" "$port"; then log "postgresql reachable at $host:$port"; return 0; fi
   if ! is_local "$host"; then log "postgresql at $host:$port is not reachable and not local: start it, or set DATABASE_URL"; return 1; fi
   [ -n "$(pg_bin)" ] || apt_install postgresql
-  # A Debian cluster exists after install: start it with the cluster tools when present.
+  # A Debian cluster exists after install: start it with the cluster tools when present and it is
+  # configured for the port of DATABASE_URL (Debian picks 5433, ... when 5432 is taken).
+  local ver="" cport=""
   if command -v pg_ctlcluster >/dev/null && [ -n "$(ls /etc/postgresql 2>/dev/null)" ]; then
-    local ver; ver=$(ls /etc/postgresql | sort -V | tail -1)
+    ver=$(ls /etc/postgresql | sort -V | tail -1)
+    cport=$(sed -nE 's/^[[:space:]]*port[[:space:]]*=[[:space:]]*([0-9]+).*/\1/p' "/etc/postgresql/$ver/main/postgresql.conf" 2>/dev/null | tail -1)
+  fi
+  if [ -n "$ver" ] && [ "${cport:-5432}" = "$port" ]; then
     log "starting PostgreSQL cluster $ver/main"
     as_root pg_ctlcluster --skip-systemctl-redirect "$ver" main start || true
     if wait_port "$host" "$port" postgresql; then ensure_trust_for_local; return 0; fi
@@ -73,7 +78,7 @@ ensure_postgres() {
   wait_port "$host" "$port" postgresql
 }
 
-as_pg() { if [ "$(id -u)" = 0 ] && id postgres >/dev/null 2>&1; then su postgres -c "$(printf '%q ' "$@")"; else "$@"; fi; }
+as_pg() { if [ "$(id -u)" = 0 ] && id postgres >/dev/null 2>&1; then (cd / && su postgres -c "$(printf '%q ' "$@")"); else "$@"; fi; }
 
 # The default URL connects as postgres without a password; a fresh Debian cluster wants md5/peer
 # on TCP. Switch loopback lines to trust only on a cluster this script itself started.
