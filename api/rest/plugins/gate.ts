@@ -13,7 +13,7 @@ import { retryAfterSeconds } from '../../../src/domain/ratelimit.js';
 import { sha256Hex } from '../../../src/ids.js';
 import { verifyPlayerJwt } from '../../../src/jwt.js';
 import { isInvalid, type Credential, type PrincipalCache, type Resolved } from '../../../src/store/principals.js';
-import type { GateOutcome } from '../../../src/store/redis/gate.js';
+import { GateUnavailable, type GateOutcome } from '../../../src/store/redis/gate.js';
 import type { AppContext } from '../context.js';
 
 declare module 'fastify' {
@@ -93,7 +93,13 @@ export function installGate(app: FastifyInstance, ctx: AppContext, principals: P
     }
     const cached = principals.peek(cred);
     if (cached !== undefined) admit(request, reply, cred, cached, dayExempt, required, done);
-    else principals.resolve(cred).then((rec) => admit(request, reply, cred, rec, dayExempt, required, done), done);
+    else principals.resolve(cred).then((rec) => admit(request, reply, cred, rec, dayExempt, required, done), (err: unknown) => done(unavailableOr(err)));
+  }
+
+  /** Redis out of reach is the service's state, not a bug: 503 and when to retry, not a 500. */
+  function unavailableOr(err: unknown): Error {
+    if (!(err instanceof GateUnavailable)) return err as Error;
+    return new ApiError(503, 'service_unavailable', 'authentication and rate limiting are unavailable (Redis is unreachable); retry in a few seconds', { retry_after_seconds: 1 }, { 'retry-after': '1' });
   }
 
   function admit(request: FastifyRequest, reply: FastifyReply, cred: Credential, rec: Resolved, dayExempt: boolean, required: readonly string[], done: (err?: Error) => void): void {
@@ -110,7 +116,7 @@ export function installGate(app: FastifyInstance, ctx: AppContext, principals: P
       return;
     }
     ctx.gate.check(rec, ctx.clock.now(), dayExempt, (err, outcome) => {
-      if (err) return done(err as Error);
+      if (err) return done(unavailableOr(err));
       try {
         done(verdict(request, reply, rec, outcome!, required));
       } catch (thrown) {

@@ -119,7 +119,8 @@ class UsageCounter {
   }
 
   async flush(): Promise<void> {
-    if (this.pending.size === 0) return;
+    // While Redis is away the counts stay here (one entry per key) and go with the next flush.
+    if (this.pending.size === 0 || this.redis.status !== 'ready') return;
     const batch = this.pending;
     this.pending = new Map();
     const hour = Math.floor(this.lastMs / HOUR_MS);
@@ -214,6 +215,14 @@ export class RequestGate {
   private send(lane: Lane): void {
     const b = lane.queued!;
     lane.queued = null;
+    // Redis unreachable: refuse now rather than queue the call in the client until Redis is back
+    // (callers would hang, then be counted late). Nothing was sent, so nothing is counted.
+    if (this.redis.status !== 'ready') {
+      this.lanes.delete(lane.pair);
+      const err = new GateUnavailable(this.redis.status);
+      for (const waiter of b.waiters) callEach(waiter.cb, err);
+      return;
+    }
     lane.inFlight = true;
     this.batching.calls++;
     this.batching.requests += b.waiters.length;
@@ -234,7 +243,9 @@ export class RequestGate {
       },
       (err: unknown) => {
         settle();
-        for (const waiter of b.waiters) callEach(waiter.cb, err);
+        // A call failed by a connection that went away is the service's state, not a script error.
+        const reason = this.redis.status === 'ready' ? err : new GateUnavailable(this.redis.status);
+        for (const waiter of b.waiters) callEach(waiter.cb, reason);
       },
     );
   }
@@ -258,6 +269,7 @@ export class RequestGate {
 
   /** The Redis copy of a principal record (shared by processes), or null. */
   async peek(recordKey: string): Promise<PrincipalRecord | null> {
+    if (this.redis.status !== 'ready') throw new GateUnavailable(this.redis.status);
     const raw = await this.redis.get(recordKey);
     return raw ? (JSON.parse(raw) as PrincipalRecord) : null;
   }
@@ -292,6 +304,14 @@ export class RequestGate {
     const [req, err] = await Promise.all([this.redis.mget(reqKeys), this.redis.mget(errKeys)]);
     const sum = (xs: (string | null)[]) => xs.reduce((s, x) => s + (x ? Number(x) : 0), 0);
     return { requests24h: sum(req.slice(0, 24)), requests7d: sum(req), errors24h: sum(err) };
+  }
+}
+
+/** The counters cannot be reached: the request can be neither admitted nor refused by its budget. */
+export class GateUnavailable extends Error {
+  constructor(readonly redisStatus: string) {
+    super(`rate-limit counters unreachable (Redis ${redisStatus})`);
+    this.name = 'GateUnavailable';
   }
 }
 

@@ -192,3 +192,46 @@ describe('when Redis fails the count', () => {
     expect(ok.headers['x-ratelimit-remaining-minute']).toBe('9');
   });
 });
+
+describe('when Redis is unreachable', () => {
+  it('answers 503 service_unavailable with Retry-After at once, for cached and uncached callers, and counts nothing', async () => {
+    clock.set(Date.parse('2026-11-21T09:50:00.000Z'));
+    const k = await newKey({ rpm: 10, rpd: 1000 });
+    const stranger = await newKey({ rpm: 10, rpd: 1000 });
+    const redis2 = createRedis(s.env.REDIS_URL);
+    const second = await buildApp({
+      config: s.config,
+      log: s.rt.log,
+      clock,
+      pool: s.rt.pool,
+      redis: redis2,
+      ks: s.rt.ks,
+      gate: new RequestGate(redis2, s.rt.ks),
+      cursors: s.rt.cursors,
+      metrics: new Registry(),
+    });
+    try {
+      // The first request caches the principal in process, then Redis goes away under this instance.
+      expect((await get(second.app, '/flow/v1/leagues', { 'x-api-key': k.api_key })).status).toBe(200);
+      redis2.disconnect();
+      const started = Date.now();
+      const expectUnavailable = async () => {
+        for (const key of [k, stranger]) {
+          const r = await get(second.app, '/flow/v1/leagues', { 'x-api-key': key.api_key });
+          expect(r.status, JSON.stringify(r.body)).toBe(503);
+          expect(r.body.error.code).toBe('service_unavailable');
+          expect(r.headers['retry-after']).toBe('1');
+        }
+      };
+      // Right after the drop (the client may not know yet), and once it knows.
+      await expectUnavailable();
+      while (redis2.status !== 'end') await new Promise((r) => setTimeout(r, 5));
+      await expectUnavailable();
+      expect(Date.now() - started).toBeLessThan(1_000);
+      // Nothing was counted for the refused requests: the other instance sees one request spent.
+      expect((await hit(k)).headers['x-ratelimit-remaining-minute']).toBe('8');
+    } finally {
+      await second.close().catch(() => undefined);
+    }
+  });
+});

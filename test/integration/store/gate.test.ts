@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { windowsAt, type CountedRequest } from '../../../src/domain/ratelimit.js';
 import { createRedis, deleteByPrefix, Keyspace, type Redis } from '../../../src/store/redis/client.js';
-import { RequestGate, type GateOutcome } from '../../../src/store/redis/gate.js';
+import { GateUnavailable, RequestGate, type GateOutcome } from '../../../src/store/redis/gate.js';
 import { REDIS_URL } from '../../support/stack.js';
 import { randomRequests, referenceCounts } from '../../support/ratelimit-model.js';
 
@@ -119,5 +119,21 @@ describe('batched gate', () => {
     await redis.del(mk);
     const ok = await checkAll('ws-broken', [r, r]);
     expect(ok.map((o) => (o as GateOutcome).minuteCount)).toEqual([1, 2]);
+  });
+
+  it('refuses at once with GateUnavailable when Redis is not connected, sending nothing', async () => {
+    const offline = createRedis('redis://127.0.0.1:1', { lazyConnect: true });
+    offline.on('error', () => undefined);
+    const offGate = new RequestGate(offline, ks);
+    try {
+      const r = { rpm: 10, rpd: 10, dayExempt: false };
+      const out = await new Promise<unknown>((resolve) => offGate.check(principal('ws-offline', r), NOW, false, (err) => resolve(err)));
+      expect(out).toBeInstanceOf(GateUnavailable);
+      expect(offGate.batching.calls).toBe(0);
+      await expect(offGate.peek(offGate.recordKey('key', 'x'))).rejects.toBeInstanceOf(GateUnavailable);
+    } finally {
+      await offGate.close();
+      offline.disconnect();
+    }
   });
 });
