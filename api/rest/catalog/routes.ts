@@ -28,18 +28,17 @@ export function catalogRoutes(app: FastifyInstance, ctx: AppContext, cache: Read
   app.get<{ Querystring: Static<typeof LeagueQuery> }>(
     '/flow/v1/leagues',
     { schema: { querystring: LeagueQuery, tags: ['catalog'], summary: 'List leagues' }, config: CATALOG },
-    async (req, reply) => {
-      // Keyed by the raw URL: a repeated read answers before any parsing.
+    (req, reply) => {
+      // Keyed by the raw URL: a repeated read answers synchronously (no promise) before any parsing.
       const hit = cache.peek(req.url);
       if (hit !== undefined) return sendFragment(reply, now(), hit);
       const { limit, cursor } = req.query;
-      const fragment = await cache.get(req.url, async () => {
+      return cache.get(req.url, async () => {
         const after = cursor ? (ctx.cursors.decode('leagues', cursor) as [number, string]) : undefined;
         const rows = await catalog.listLeagues(ctx.pool, limit + 1, after);
         const { items, pagination } = page(rows, limit, (l) => ctx.cursors.encode('leagues', [l._sort, l.id]));
         return serializeFragment(items.map(({ _sort, ...l }) => l), pagination);
-      });
-      return sendFragment(reply, now(), fragment);
+      }).then((fragment) => sendFragment(reply, now(), fragment));
     },
   );
 
@@ -99,33 +98,35 @@ export function catalogRoutes(app: FastifyInstance, ctx: AppContext, cache: Read
   app.get<{ Querystring: Static<typeof ContestQuery> }>(
     '/flow/v1/contests',
     { schema: { querystring: ContestQuery, tags: ['catalog'], summary: 'List contests, ordered by start time' }, config: CATALOG },
-    async (req, reply) => {
-      // Keyed by the raw URL: a repeated read answers before any parsing.
+    (req, reply) => {
+      // Keyed by the raw URL: a repeated read answers synchronously (no promise) before any parsing.
       const hit = cache.peek(req.url);
       if (hit !== undefined) return sendFragment(reply, now(), hit);
-      const q = req.query;
-      const filter: catalog.ContestFilter = {
-        q: q.q,
-        league_id: splitList('league_id', q.league_id),
-        status: splitList('status', q.status ?? 'open'),
-        start_after: q.start_after ? new Date(q.start_after).toISOString() : undefined,
-        start_before: q.start_before ? new Date(q.start_before).toISOString() : undefined,
-        parent_contest_id: q.parent_contest_id,
-      };
-      if (filter.start_after && filter.start_before && filter.start_after > filter.start_before) {
-        throw badRequest('invalid_parameter', 'start_after is later than start_before', { parameter: 'start_after' });
-      }
-      // The cursor is bound to the filters: a cursor from another filter set is refused, not misapplied.
-      const scope = `contests|${JSON.stringify(filter)}`;
-      const fragment = await cache.get(req.url, async () => {
-        const after = q.cursor ? (ctx.cursors.decode(scope, q.cursor) as [string, string]) : undefined;
-        const rows = await catalog.listContests(ctx.pool, filter, q.limit + 1, after);
-        const { items, pagination } = page(rows, q.limit, (c) => ctx.cursors.encode(scope, [c.starts_at, c.id]));
-        return serializeFragment(items, pagination);
-      });
-      return sendFragment(reply, now(), fragment);
+      return listContests(req.query, req.url).then((fragment) => sendFragment(reply, now(), fragment));
     },
   );
+
+  async function listContests(q: Static<typeof ContestQuery>, url: string): Promise<string> {
+    const filter: catalog.ContestFilter = {
+      q: q.q,
+      league_id: splitList('league_id', q.league_id),
+      status: splitList('status', q.status ?? 'open'),
+      start_after: q.start_after ? new Date(q.start_after).toISOString() : undefined,
+      start_before: q.start_before ? new Date(q.start_before).toISOString() : undefined,
+      parent_contest_id: q.parent_contest_id,
+    };
+    if (filter.start_after && filter.start_before && filter.start_after > filter.start_before) {
+      throw badRequest('invalid_parameter', 'start_after is later than start_before', { parameter: 'start_after' });
+    }
+    // The cursor is bound to the filters: a cursor from another filter set is refused, not misapplied.
+    const scope = `contests|${JSON.stringify(filter)}`;
+    return cache.get(url, async () => {
+      const after = q.cursor ? (ctx.cursors.decode(scope, q.cursor) as [string, string]) : undefined;
+      const rows = await catalog.listContests(ctx.pool, filter, q.limit + 1, after);
+      const { items, pagination } = page(rows, q.limit, (c) => ctx.cursors.encode(scope, [c.starts_at, c.id]));
+      return serializeFragment(items, pagination);
+    });
+  }
 
   app.get<{ Params: Static<typeof IdParams> }>(
     '/flow/v1/contests/:id',
