@@ -24,6 +24,23 @@ const hit = (k: CreatedKey, url = '/flow/v1/leagues') => get(app(), url, { 'x-ap
 
 const H = ['x-ratelimit-limit-minute', 'x-ratelimit-remaining-minute', 'x-ratelimit-reset-minute', 'x-ratelimit-limit-day', 'x-ratelimit-remaining-day', 'x-ratelimit-reset-day'];
 
+/** Another API instance on the same stores, with its own Redis connection (as a second process has). */
+async function secondInstance() {
+  const redis2 = createRedis(s.env.REDIS_URL);
+  const second = await buildApp({
+    config: s.config,
+    log: s.rt.log,
+    clock,
+    pool: s.rt.pool,
+    redis: redis2,
+    ks: s.rt.ks,
+    gate: new RequestGate(redis2, s.rt.ks),
+    cursors: s.rt.cursors,
+    metrics: new Registry(),
+  });
+  return { redis2, second };
+}
+
 describe('minute window (fixed, UTC-aligned)', () => {
   it('allows the limit, refuses the next with 429 until the minute boundary, then resets to the full budget', async () => {
     clock.set(Date.parse('2026-11-20T10:05:58.200Z'));
@@ -150,18 +167,7 @@ describe('atomic across processes', () => {
   it('two API instances with their own Redis connections never over-admit', async () => {
     clock.set(Date.parse('2026-11-21T09:30:00.000Z'));
     const k = await newKey({ rpm: 25, rpd: 1000 });
-    const redis2 = createRedis(s.env.REDIS_URL);
-    const second = await buildApp({
-      config: s.config,
-      log: s.rt.log,
-      clock,
-      pool: s.rt.pool,
-      redis: redis2,
-      ks: s.rt.ks,
-      gate: new RequestGate(redis2, s.rt.ks),
-      cursors: s.rt.cursors,
-      metrics: new Registry(),
-    });
+    const { redis2, second } = await secondInstance();
     try {
       const results = await Promise.all(
         Array.from({ length: 60 }, (_, i) => get(i % 2 ? second.app : app(), '/flow/v1/leagues', { 'x-api-key': k.api_key })),
@@ -198,18 +204,7 @@ describe('when Redis is unreachable', () => {
     clock.set(Date.parse('2026-11-21T09:50:00.000Z'));
     const k = await newKey({ rpm: 10, rpd: 1000 });
     const stranger = await newKey({ rpm: 10, rpd: 1000 });
-    const redis2 = createRedis(s.env.REDIS_URL);
-    const second = await buildApp({
-      config: s.config,
-      log: s.rt.log,
-      clock,
-      pool: s.rt.pool,
-      redis: redis2,
-      ks: s.rt.ks,
-      gate: new RequestGate(redis2, s.rt.ks),
-      cursors: s.rt.cursors,
-      metrics: new Registry(),
-    });
+    const { redis2, second } = await secondInstance();
     try {
       // The first request caches the principal in process, then Redis goes away under this instance.
       expect((await get(second.app, '/flow/v1/leagues', { 'x-api-key': k.api_key })).status).toBe(200);
