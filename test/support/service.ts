@@ -1,12 +1,11 @@
 /**
- * Starts the whole service (`tsx cli/flow.ts all`) as a child process on ephemeral ports with its own
+ * Starts the whole service (`cli/flow.ts all` under tsx's loader) as a child process on ephemeral ports with its own
  * database, Redis prefix and data dir, the way an operator runs it. Resolves once it logs 'flow started'.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
-import path from 'node:path';
 import { createRedis, deleteByPrefix } from '../../src/store/redis/client.js';
-import { ROOT, TSX } from './cli.js';
+import { flowCommand, ROOT } from './cli.js';
 import { dropDatabase, REDIS_URL, testNames } from './stack.js';
 
 export interface Service {
@@ -35,7 +34,8 @@ export async function startService(extraEnv: Record<string, string> = {}, reuse?
     LOG_LEVEL: 'info',
     ...extraEnv,
   };
-  const child = spawn(TSX, [path.join(ROOT, 'cli/flow.ts'), 'all'], { cwd: ROOT, env: { ...process.env, ...env } });
+  const [cmd, argv] = flowCommand(['all']);
+  const child = spawn(cmd, argv, { cwd: ROOT, env: { ...process.env, ...env } });
   const logs: Record<string, unknown>[] = [];
   let stderr = '';
   child.stderr!.on('data', (d) => (stderr += d));
