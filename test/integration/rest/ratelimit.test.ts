@@ -172,8 +172,12 @@ describe('atomic across processes', () => {
       const results = await Promise.all(
         Array.from({ length: 60 }, (_, i) => get(i % 2 ? second.app : app(), '/flow/v1/leagues', { 'x-api-key': k.api_key })),
       );
-      expect(results.filter((r) => r.status === 200)).toHaveLength(25);
+      const admitted = results.filter((r) => r.status === 200);
+      expect(admitted).toHaveLength(25);
       expect(results.filter((r) => r.status === 429)).toHaveLength(35);
+      // Exact headers across instances and batches: each admitted request saw its own remaining count.
+      const remaining = admitted.map((r) => Number(r.headers['x-ratelimit-remaining-minute'])).sort((a, b) => a - b);
+      expect(remaining).toEqual(Array.from({ length: 25 }, (_, i) => i));
     } finally {
       await second.close();
       redis2.disconnect();
