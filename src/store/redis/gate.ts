@@ -1,13 +1,13 @@
 /**
- * The request gate: one Redis round trip per request checks both fixed rate-limit windows of the
- * caller's workspace, counts the request, and returns the counters for the X-RateLimit-* headers.
- * Atomic across any number of API processes: each window is one counter that a script increments
- * and checks, so no two requests can both take the last unit of budget.
+ * The request gate: checks both fixed rate-limit windows of the caller's workspace, counts the
+ * request, and returns the counts for the X-RateLimit-* headers, in at most one Redis round trip per
+ * request, shared by every request of the same windows that is waiting at the time (group commit).
+ * Atomic across any number of API processes: each window is one counter that a script moves and
+ * checks, so no two requests can both take the last unit of budget.
  *
  * Who the caller is comes from PrincipalCache (src/store/principals.ts): an in-process cache over a
  * Redis copy over PostgreSQL, evicted on revocation through the bus. Keeping the principal out of the
- * script keeps the script to a handful of INCRs: measured, a Lua cjson decode per request halved
- * throughput under load.
+ * script keeps it to arithmetic: measured, a Lua cjson decode per request halved throughput under load.
  */
 import type { PrincipalRecord } from '../../domain/principal.js';
 import { countInOrder, windowsAt, type CountedRequest, type Windows } from '../../domain/ratelimit.js';
