@@ -70,11 +70,32 @@ interface CounterKeys {
   pair: string;
 }
 
+/** A queued request: what the script counts, and whom to answer. */
+interface Waiter extends CountedRequest {
+  cb: (err: unknown, outcome?: GateOutcome) => void;
+  windows: Windows;
+}
+
 interface QueuedBatch {
-  /** Minute ttl, day ttl, then per group of consecutive requests with equal limits: n, rpm, rpd, exempt. */
-  args: number[];
-  requests: CountedRequest[];
-  waiters: { cb: (err: unknown, outcome?: GateOutcome) => void; windows: Windows }[];
+  minuteTtlMs: number;
+  dayTtlMs: number;
+  /** In arrival order. */
+  waiters: Waiter[];
+}
+
+/**
+ * The script's ARGV: the ttls, then each run of consecutive requests with equal limits as one group
+ * (n, rpm, rpd, exempt), so a burst of one key is a single group however long it is.
+ */
+function scriptArgs(b: QueuedBatch): number[] {
+  const args = [b.minuteTtlMs, b.dayTtlMs];
+  let last: Waiter | undefined;
+  for (const w of b.waiters) {
+    if (last && w.rpm === last.rpm && w.rpd === last.rpd && w.dayExempt === last.dayExempt) args[args.length - 4]!++;
+    else args.push(1, w.rpm, w.rpd, w.dayExempt ? 1 : 0);
+    last = w;
+  }
+  return args;
 }
 
 /** The requests of one pair of windows: at most one script call in flight, the rest queued. */
@@ -186,13 +207,8 @@ export class RequestGate {
       lane = { pair: keys.pair, minute: keys.minute, day: keys.day, queued: null, inFlight: false, ready: false };
       this.lanes.set(keys.pair, lane);
     }
-    const batch = (lane.queued ??= { args: [w.minuteTtlMs, w.dayTtlMs], requests: [], waiters: [] });
-    const exempt = exemptFromDay ? 1 : 0;
-    const g = batch.args.length - 4;
-    if (g >= 2 && batch.args[g + 1] === p.rpm && batch.args[g + 2] === p.rpd && batch.args[g + 3] === exempt) batch.args[g]!++;
-    else batch.args.push(1, p.rpm, p.rpd, exempt);
-    batch.requests.push({ rpm: p.rpm, rpd: p.rpd, dayExempt: exemptFromDay });
-    batch.waiters.push({ cb, windows: w });
+    const batch = (lane.queued ??= { minuteTtlMs: w.minuteTtlMs, dayTtlMs: w.dayTtlMs, waiters: [] });
+    batch.waiters.push({ rpm: p.rpm, rpd: p.rpd, dayExempt: exemptFromDay, cb, windows: w });
     if (!lane.inFlight) this.markReady(lane);
   }
 
@@ -231,10 +247,10 @@ export class RequestGate {
       if (lane.queued) this.markReady(lane);
       else this.lanes.delete(lane.pair);
     };
-    this.redis.flowCount(lane.minute, lane.day, ...b.args).then(
+    this.redis.flowCount(lane.minute, lane.day, ...scriptArgs(b)).then(
       (res) => {
         settle();
-        const verdicts = countInOrder(Number(res[0]), Number(res[1]), b.requests);
+        const verdicts = countInOrder(Number(res[0]), Number(res[1]), b.waiters);
         for (let i = 0; i < b.waiters.length; i++) {
           const v = verdicts[i]!;
           const waiter = b.waiters[i]!;
