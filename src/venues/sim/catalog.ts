@@ -330,15 +330,61 @@ export function buildSimWorld(seed: number, now: Date | number): SimWorld {
     positions.push(full);
     meta.push(m);
   };
-  /** A head-to-head between two athletes: a moneyline market and nothing else. */
-  const addMoneylineOnly = (cid: string, homeId: string, homeName: string, awayId: string, awayName: string) => {
-    linkMarkets(cid, ['moneyline']);
+  /** A head-to-head between two athletes: the contest, its two participants, its params, its moneyline. */
+  const addAthleteH2H = (h: {
+    cid: string;
+    league_id: string;
+    sport: SimSport;
+    type: Contest['type'];
+    parent_contest_id: string | null;
+    start: number;
+    duration_ms: number;
+    tags: ContestTags;
+    home: { id: string; name: string };
+    away: { id: string; name: string };
+    mu0: number;
+  }) => {
+    contests.push({
+      id: h.cid,
+      league_id: h.league_id,
+      title: `${h.home.name} vs ${h.away.name}`,
+      type: h.type,
+      parent_contest_id: h.parent_contest_id,
+      starts_at: iso(h.start),
+      status: 'open',
+      has_markets: true,
+      tags: h.tags,
+      created_at: createdAt,
+      updated_at: updatedAt,
+    });
+    contestParticipants.push({ contest_id: h.cid, participant_id: h.home.id, role: 'home' }, { contest_id: h.cid, participant_id: h.away.id, role: 'away' });
+    params.push({
+      contest_id: h.cid,
+      league_id: h.league_id,
+      sport: h.sport,
+      kind: 'athlete_h2h',
+      start_ms: h.start,
+      duration_ms: h.duration_ms,
+      home_id: h.home.id,
+      away_id: h.away.id,
+      entrant_ids: [],
+      mu0: h.mu0,
+      sigma: 1,
+      tau0: 0,
+      sigma_t: 0,
+      strengths: [],
+      players: [],
+      closed: false,
+      parent_contest_id: h.parent_contest_id,
+    });
+    // A moneyline market and nothing else.
+    linkMarkets(h.cid, ['moneyline']);
     addPosition(
-      { contest_id: cid, market_id: 'moneyline', market_key: 'moneyline', side_key: 'home', variable: 0, participant_id: homeId, title: `${homeName} to win`, group_key: `${cid}/moneyline`, ladder_key: null },
+      { contest_id: h.cid, market_id: 'moneyline', market_key: 'moneyline', side_key: 'home', variable: 0, participant_id: h.home.id, title: `${h.home.name} to win`, group_key: `${h.cid}/moneyline`, ladder_key: null },
       { kind: 'ml_home', line: 0, line_offset: 0, index: -1 },
     );
     addPosition(
-      { contest_id: cid, market_id: 'moneyline', market_key: 'moneyline', side_key: 'away', variable: 0, participant_id: awayId, title: `${awayName} to win`, group_key: `${cid}/moneyline`, ladder_key: null },
+      { contest_id: h.cid, market_id: 'moneyline', market_key: 'moneyline', side_key: 'away', variable: 0, participant_id: h.away.id, title: `${h.away.name} to win`, group_key: `${h.cid}/moneyline`, ladder_key: null },
       { kind: 'ml_away', line: 0, line_offset: 0, index: -1 },
     );
   };
@@ -575,15 +621,14 @@ export function buildSimWorld(seed: number, now: Date | number): SimWorld {
       const start = off < 0 ? Math.round((nowMs + off * HOUR) / MINUTE) * MINUTE : round5min(nowMs + off * HOUR + trng.int(-3, 3) * 5 * MINUTE);
       const home = entrants[hi]!;
       const away = entrants[ai]!;
-      contests.push({
-        id: cid,
+      addAthleteH2H({
+        cid,
         league_id: league.id,
-        title: `${home.name} vs ${away.name}`,
+        sport: 'tennis',
         type: 'match',
         parent_contest_id: tid,
-        starts_at: iso(start),
-        status: 'open',
-        has_markets: true,
+        start,
+        duration_ms: 2 * HOUR,
         tags: {
           source: 'sim',
           event_title: `Sim Open - Quarterfinal ${i + 1}`,
@@ -593,30 +638,10 @@ export function buildSimWorld(seed: number, now: Date | number): SimWorld {
             { participant_id: ids[ai], name: away.name, country: away.country },
           ],
         },
-        created_at: createdAt,
-        updated_at: updatedAt,
-      });
-      contestParticipants.push({ contest_id: cid, participant_id: ids[hi]!, role: 'home' }, { contest_id: cid, participant_id: ids[ai]!, role: 'away' });
-      params.push({
-        contest_id: cid,
-        league_id: league.id,
-        sport: 'tennis',
-        kind: 'athlete_h2h',
-        start_ms: start,
-        duration_ms: 2 * HOUR,
-        home_id: ids[hi]!,
-        away_id: ids[ai]!,
-        entrant_ids: [],
+        home: { id: ids[hi]!, name: home.name },
+        away: { id: ids[ai]!, name: away.name },
         mu0: Math.round((strengths[hi]! - strengths[ai]!) * 100) / 100,
-        sigma: 1,
-        tau0: 0,
-        sigma_t: 0,
-        strengths: [],
-        players: [],
-        closed: false,
-        parent_contest_id: tid,
       });
-      addMoneylineOnly(cid, ids[hi]!, home.name, ids[ai]!, away.name);
     });
   }
 
@@ -639,50 +664,31 @@ export function buildSimWorld(seed: number, now: Date | number): SimWorld {
       const start = round5min(nowMs + off * HOUR);
       const home = fighters[hi]!;
       const away = fighters[ai]!;
-      contests.push({
-        id: cid,
-        league_id: league.id,
-        title: `${home.name} vs ${away.name}`,
-        type: 'fight',
-        parent_contest_id: null,
-        starts_at: iso(start),
-        status: 'open',
-        has_markets: true,
-        tags: {
-          source: 'sim',
-          event_title: cards[i],
-          venue: { name: 'Sim Garden', city: 'Las Vegas', state: 'NV', country: 'US', time_zone: 'America/Los_Angeles' },
-          broadcast: { network: mrng.pick(NETWORKS) },
-          weight_class: mrng.pick(['Lightweight', 'Welterweight', 'Middleweight']),
-          competitors: [
-            { participant_id: ids[hi], name: home.name, country: home.country },
-            { participant_id: ids[ai], name: away.name, country: away.country },
-          ],
-        },
-        created_at: createdAt,
-        updated_at: updatedAt,
-      });
-      contestParticipants.push({ contest_id: cid, participant_id: ids[hi]!, role: 'home' }, { contest_id: cid, participant_id: ids[ai]!, role: 'away' });
-      params.push({
-        contest_id: cid,
+      // The tags' random picks come before mu0's draw, as the seeded world has always drawn them.
+      const tags: ContestTags = {
+        source: 'sim',
+        event_title: cards[i],
+        venue: { name: 'Sim Garden', city: 'Las Vegas', state: 'NV', country: 'US', time_zone: 'America/Los_Angeles' },
+        broadcast: { network: mrng.pick(NETWORKS) },
+        weight_class: mrng.pick(['Lightweight', 'Welterweight', 'Middleweight']),
+        competitors: [
+          { participant_id: ids[hi], name: home.name, country: home.country },
+          { participant_id: ids[ai], name: away.name, country: away.country },
+        ],
+      };
+      addAthleteH2H({
+        cid,
         league_id: league.id,
         sport: 'mma',
-        kind: 'athlete_h2h',
-        start_ms: start,
-        duration_ms: 25 * MINUTE,
-        home_id: ids[hi]!,
-        away_id: ids[ai]!,
-        entrant_ids: [],
-        mu0: Math.round(mrng.normal() * 0.7 * 100) / 100,
-        sigma: 1,
-        tau0: 0,
-        sigma_t: 0,
-        strengths: [],
-        players: [],
-        closed: false,
+        type: 'fight',
         parent_contest_id: null,
+        start,
+        duration_ms: 25 * MINUTE,
+        tags,
+        home: { id: ids[hi]!, name: home.name },
+        away: { id: ids[ai]!, name: away.name },
+        mu0: Math.round(mrng.normal() * 0.7 * 100) / 100,
       });
-      addMoneylineOnly(cid, ids[hi]!, home.name, ids[ai]!, away.name);
     });
   }
 
