@@ -173,17 +173,7 @@ export function placeOrder(ctx: EngineCtx, v: VenueRt, req: SimWireOrderRequest)
   const l = req.instrument_id !== undefined ? v.byInstrument.get(req.instrument_id) : undefined;
   if (!l) throw new SimFault('UNKNOWN_INSTRUMENT', `no instrument ${String(req.instrument_id)} on ${v.id}`);
   const o = newOrder(v, req, now, l);
-  const store = () => {
-    v.orders.set(o.id, o);
-    v.byClientId.set(key, o);
-    return o;
-  };
-  const reject = (reason: string, msg: string) => {
-    o.state = 'REJECTED';
-    o.reject_reason = reason;
-    o.reject_message = msg;
-    return store();
-  };
+  const { store, reject } = recorder(v, o, key);
 
   if (!cfg.orders_allowed) return reject('READ_ONLY', `${v.id} does not accept orders`);
   if (!cfg.supported_order_types.includes(req.type)) return reject('ORDER_TYPE', `${req.type} orders are not supported on ${v.id}`);
@@ -301,11 +291,8 @@ export function placeOrder(ctx: EngineCtx, v: VenueRt, req: SimWireOrderRequest)
   return o;
 }
 
-function practiceOrder(ctx: EngineCtx, v: VenueRt, req: SimWireOrderRequest, key: string): OrderRt {
-  const cfg = v.pers.partner.order_config;
-  const hash = req.position_hash;
-  if (hash === undefined || !ctx.position(hash)) throw new SimFault('UNKNOWN_INSTRUMENT', `unknown position ${String(hash)}`);
-  const o = newOrder(v, req, ctx.now(), null);
+/** Files an order under its id and client key; a rejection is filed too, so a retry sees the same answer. */
+function recorder(v: VenueRt, o: OrderRt, key: string): { store(): OrderRt; reject(reason: string, msg: string): OrderRt } {
   const store = () => {
     v.orders.set(o.id, o);
     v.byClientId.set(key, o);
@@ -317,6 +304,15 @@ function practiceOrder(ctx: EngineCtx, v: VenueRt, req: SimWireOrderRequest, key
     o.reject_message = msg;
     return store();
   };
+  return { store, reject };
+}
+
+function practiceOrder(ctx: EngineCtx, v: VenueRt, req: SimWireOrderRequest, key: string): OrderRt {
+  const cfg = v.pers.partner.order_config;
+  const hash = req.position_hash;
+  if (hash === undefined || !ctx.position(hash)) throw new SimFault('UNKNOWN_INSTRUMENT', `unknown position ${String(hash)}`);
+  const o = newOrder(v, req, ctx.now(), null);
+  const { store, reject } = recorder(v, o, key);
   if (!cfg.supported_order_types.includes(req.type)) return reject('ORDER_TYPE', 'the practice book takes market orders only');
   const limit = req.limit_px;
   if (!(limit > 0 && limit < 1)) throw new SimFault('INVALID_PRICE', `price ${limit} is not a probability`);
