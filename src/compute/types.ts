@@ -6,7 +6,7 @@
  */
 import type { PositionDefinition } from '../domain/catalog.js';
 import type { FeeModel, FeePacket, PriceLevel, QuoteSource } from '../domain/quotes.js';
-import type { TickEntry } from '../domain/stream.js';
+import type { PartnerLiquidity, TickEntry } from '../domain/stream.js';
 
 // ---------------------------------------------------------------------------------------------
 // Input
@@ -70,17 +70,6 @@ export interface ContestInput {
 
 export type { FeePacket };
 
-/** partner_liquidities entry (spec). */
-export interface PartnerLiquidity {
-  partner_id: string;
-  partner_name: string;
-  price: number;
-  american_odds: string;
-  available: number;
-  liquidity_hash: string;
-  /** null when the venue's fee model is unknown. */
-  fee_packet: FeePacket | null;
-}
 
 /** consensus_price − venue price; positive means the venue is cheaper than fair. */
 export interface Edge {
@@ -95,16 +84,11 @@ export interface DistributionPoint {
 }
 
 /** One element of the contest liquidity array (spec "Position"). */
-export interface PositionLiquidity {
-  position_hash: string;
-  contest_id: string;
-  title: string;
-  market_key: string;
-  side_key: string;
-  variable: number;
-  participant_id: string;
-  participant_name: string;
-  participant_image_url: string | null;
+export interface PositionLiquidity
+  extends Pick<
+    PositionDefinition,
+    'position_hash' | 'contest_id' | 'title' | 'market_key' | 'side_key' | 'variable' | 'participant_id' | 'participant_name' | 'participant_image_url'
+  > {
   /** Fair value across venues, or null when nothing usable quotes the position. */
   consensus_price: number | null;
   /** Line where the ladder's fair probability crosses 0.5, in this position's own line
@@ -118,7 +102,7 @@ export interface PositionLiquidity {
 }
 
 /** A tick: a partner_liquidities entry plus what a stream consumer needs (the spec's tick entry). */
-export type { TickEntry };
+export type { PartnerLiquidity, TickEntry };
 
 /** One venue's book for a position (Depth partners[] entry). */
 export interface DepthPartner {

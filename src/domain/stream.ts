@@ -23,15 +23,20 @@ export interface LiquidityUpdateEvent {
   timestamp: string;
 }
 
-export interface TickEntry {
-  position_hash: string;
+/** partner_liquidities entry (spec); a tick entry is one of these with its position around it. */
+export interface PartnerLiquidity {
   partner_id: string;
   partner_name: string;
   price: number;
   american_odds: string;
   available: number;
   liquidity_hash: string;
+  /** null when the venue's fee model is unknown. */
   fee_packet: FeePacket | null;
+}
+
+export interface TickEntry extends PartnerLiquidity {
+  position_hash: string;
   actionable: boolean;
   buy_id: string;
   source: QuoteSource;
