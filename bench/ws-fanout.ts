@@ -14,11 +14,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { startGateway, type Gateway } from '../api/gateway/index.js';
+import { startGatewayRole } from '../cli/roles/gateway.js';
 import { uws } from '../api/gateway/uws.js';
 import { createKey } from '../src/store/pg/keys.js';
 import { BusPublisher } from '../src/store/redis/bus.js';
-import { createRedis } from '../src/store/redis/client.js';
 import { connectWs, type WsClient } from '../test/integration/gateway/ws-client.js';
 import { benchRuntime, sleep } from './support/stack.js';
 import { runIfMain } from './support/main.js';
@@ -188,22 +187,13 @@ export default async function run(args: string[]): Promise<void> {
   const warmup = Number(values.warmup);
 
   const { rt, close } = await benchRuntime('wsfanout', { FLOW_STREAM_MAX_CONNECTIONS_PER_KEY: String(count + 10) });
-  let gw: Gateway | null = null;
+  let gw: Awaited<ReturnType<typeof startGatewayRole>> | null = null;
   let rawListen: unknown = null;
   const children: ChildProcess[] = [];
   try {
     const key = await createKey(rt.pool, { plan: 'free', keyType: 'data', environment: 'test' });
-    gw = await startGateway({
-      config: { ...rt.config, streamPort: 0 },
-      log: rt.log,
-      pool: rt.pool,
-      redis: rt.redis,
-      ks: rt.ks,
-      gate: rt.gate,
-      clock: rt.clock,
-      metrics: rt.metrics,
-      createSubscriber: () => createRedis(rt.config.redisUrl, { name: 'flow-bench-gateway-sub' }),
-    });
+    // The gateway role as `flow gateway` starts it, on an ephemeral port.
+    gw = await startGatewayRole({ ...rt, config: { ...rt.config, streamPort: 0 } });
     const bus = new BusPublisher(rt.redis, rt.ks);
 
     // Baseline: the same library with nothing in between: subscribe on open, app.publish.
