@@ -6,7 +6,7 @@ import { HistoryWriter } from '../../../src/store/clickhouse/writer.js';
 import { createKey } from '../../../src/store/pg/keys.js';
 import { get } from '../../support/http.js';
 import { startStack, type TestStack } from '../../support/stack.js';
-import { openTestClickHouse, type TestClickHouse } from './support.js';
+import { openTestClickHouse, type TestClickHouse, queryString } from './support.js';
 
 const T0 = Date.parse('2026-11-20T12:00:00.000Z');
 const S = 1000;
@@ -87,7 +87,7 @@ afterAll(async () => {
 
 const app = () => s.built.app;
 const url = (q: Record<string, string | number>, contest = C) =>
-  `/flow/v1/contests/${encodeURIComponent(contest)}/price-history?${new URLSearchParams(Object.entries(q).map(([k, v]): [string, string] => [k, String(v)]))}`;
+  `/flow/v1/contests/${encodeURIComponent(contest)}/price-history?${queryString(q)}`;
 const pts = (r: { body: any }) => r.body.data.points.map((p: any) => [p.position_hash, p.t - T0, p.price]);
 
 describe('envelope and defaults', () => {

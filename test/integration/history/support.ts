@@ -29,3 +29,7 @@ export async function count(ch: ClickHouseClient, sql: string, params: Record<st
   const rows = await rs.json<Record<string, unknown>>();
   return Number(Object.values(rows[0] ?? { n: 0 })[0]);
 }
+
+/** A query string from mixed string and number values. */
+export const queryString = (q: Record<string, string | number>): string =>
+  String(new URLSearchParams(Object.entries(q).map(([k, v]): [string, string] => [k, String(v)])));

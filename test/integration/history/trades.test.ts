@@ -12,7 +12,7 @@ import { HistoryWriter } from '../../../src/store/clickhouse/writer.js';
 import { createKey } from '../../../src/store/pg/keys.js';
 import { get } from '../../support/http.js';
 import { startStack, type TestStack } from '../../support/stack.js';
-import { openTestClickHouse, type TestClickHouse } from './support.js';
+import { openTestClickHouse, type TestClickHouse, queryString } from './support.js';
 
 const T0 = Date.parse('2026-11-20T12:00:00.000Z');
 const M = 60_000;
@@ -72,7 +72,7 @@ afterAll(async () => {
 });
 
 const app = () => s.built.app;
-const url = (q: Record<string, string | number>) => `/flow/v1/trades?${new URLSearchParams(Object.entries(q).map(([k, v]): [string, string] => [k, String(v)]))}`;
+const url = (q: Record<string, string | number>) => `/flow/v1/trades?${queryString(q)}`;
 const ids = (r: { body: any }) => r.body.data.map((t: TradePrint) => t.venue_trade_id);
 const iso = (ms: number) => new Date(ms).toISOString();
 
