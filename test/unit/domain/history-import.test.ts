@@ -16,7 +16,7 @@ const trade = {
   price: 0.3,
   size_contracts: 10,
 };
-const problems = (r: { ok: boolean; problems?: string[] }) => (r.ok ? [] : r.problems);
+const problems = (r: { ok: boolean; problems?: string[] }): string[] => (r.ok ? [] : (r.problems ?? []));
 
 describe('validateTickRecord', () => {
   it('accepts CSV strings and JSON values alike, with defaults', () => {
