@@ -123,7 +123,8 @@ export default async function run(args: string[]): Promise<void> {
     const ticks = await ensureData(ch, rows, values.fresh === true);
     const key = await createKey(rt.pool, { plan: 'pro', keyType: 'data', environment: 'test', rateLimitPerMinute: 10_000_000, rateLimitPerDay: 100_000_000 });
     const built = await buildApp(
-      { config: rt.config, log: rt.log, clock: rt.clock, pool: rt.pool, redis: rt.redis, ks: rt.ks, gate: rt.gate, cursors: rt.cursors, metrics: rt.metrics, clickhouse: ch },
+      // The bench's rows come from the synthetic generator, marked synthetic: serve them.
+      { config: { ...rt.config, historyIncludeSynthetic: true }, log: rt.log, clock: rt.clock, pool: rt.pool, redis: rt.redis, ks: rt.ks, gate: rt.gate, cursors: rt.cursors, metrics: rt.metrics, clickhouse: ch },
       [historyRoutes],
     );
     const positions = syntheticPositions(POSITIONS, PER_CONTEST);
@@ -138,6 +139,7 @@ export default async function run(args: string[]): Promise<void> {
       positionHashes: hashesOf(c, n),
       partnerId,
       limit: 50_000,
+      includeSynthetic: true,
     });
     const venue = syntheticVenues()[0]!.partner_id;
     const scenarios: Scenario[] = [

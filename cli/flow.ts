@@ -3,12 +3,13 @@
  * flow <role...> | flow all | flow start     run roles (FLOW_ROLES when none named)
  * flow keys create|revoke|list ...           API keys (OPERATOR-INTERFACE.md)
  * flow jwt --account <id> [--ttl 3600]       mint a player JWT
- * flow history backfill|prune|status|migrate  ClickHouse history (docs/history.md)
+ * flow history import|synthesize|prune|status|migrate  ClickHouse history (docs/history.md)
  * flow migrate                               apply PostgreSQL migrations and exit
  */
 import { loadConfig, parseRoles, ConfigError, type Role } from '../src/config.js';
 import { createLogger } from '../src/log.js';
 import { ensureDemoKey, seedSimCatalog } from './bootstrap.js';
+import { CommandFailed } from './errors.js';
 import { jwtCommand, runKeysCommand, UsageError } from './keys.js';
 import type { RoutePlugin } from '../api/rest/app.js';
 import { liquidityRoutes } from '../api/rest/liquidity/routes.js';
@@ -127,6 +128,10 @@ main(process.argv.slice(2)).catch((err) => {
   if (err instanceof UsageError || err instanceof ConfigError) {
     process.stderr.write(`flow: ${err.message}\n`);
     process.exit(2);
+  }
+  if (err instanceof CommandFailed) {
+    process.stderr.write(`flow: ${err.message}\n`);
+    process.exit(1);
   }
   process.stderr.write(`flow: ${(err as Error).stack ?? String(err)}\n`);
   if ((err as { code?: string }).code === 'ECONNREFUSED') {

@@ -1,28 +1,45 @@
 /**
- * flow history backfill --from <ISO|ms> --to <ISO|ms> [--positions N] [--interval-ms N]
- *     writes a deterministic synthetic history (seed FLOW_SIM_SEED) through the history writer, so a
- *     fresh install has history to query; progress on stderr.
- * flow history prune [--before <ISO|ms>]
- *     removes history older than --before, or older than FLOW_HISTORY_RETENTION_DAYS when omitted.
+ * flow history import <file> [--format csv|jsonl|parquet] [--kind ticks|trades] [--dry-run]
+ *     real recorded ticks or trade prints, validated in full before anything is written
+ *     (cli/history-import.ts).
+ * flow history synthesize --from <ISO|ms> --to <ISO|ms> [--positions N] [--interval-ms N]
+ *     writes a deterministic synthetic history (seed FLOW_SIM_SEED) for demos and benchmarks, every
+ *     row marked synthetic: the REST history reads leave it out unless
+ *     FLOW_HISTORY_INCLUDE_SYNTHETIC=true. Progress on stderr.
+ * flow history backfill
+ *     refused: it used to write synthetic rows indistinguishable from real ones; the message names
+ *     import and synthesize.
+ * flow history prune [--before <ISO|ms>] | --synthetic
+ *     removes history older than --before, or older than FLOW_HISTORY_RETENTION_DAYS when omitted;
+ *     --synthetic removes every synthetic row instead.
  * flow history status [--json]
- *     rows and time range per table.
+ *     rows (and synthetic rows) and time range per table.
  * flow history migrate
  *     applies the ClickHouse migrations and the configured retention.
  */
 import { parseArgs } from 'node:util';
 import { runBackfill, type BackfillProgress } from '../src/store/clickhouse/backfill.js';
-import { historyCounts, pruneHistory } from '../src/store/clickhouse/history.js';
+import { historyCounts, pruneHistory, pruneSynthetic } from '../src/store/clickhouse/history.js';
 import { applyRetention, migrateClickHouse, prepareHistoryStore } from '../src/store/clickhouse/schema.js';
 import { syntheticPositions, syntheticVenues, type SyntheticPosition, type SyntheticVenue } from '../src/store/clickhouse/synthetic.js';
 import type { Pool } from '../src/store/pg/pool.js';
+import { IMPORT_USAGE, runImportCommand } from './history-import.js';
 import { UsageError } from './keys.js';
 import type { Runtime } from './runtime.js';
 
 const USAGE = `usage:
-  flow history backfill --from <ISO|ms> --to <ISO|ms> [--positions N] [--interval-ms N]
-  flow history prune [--before <ISO|ms>]
+  flow history import <file> [--format csv|jsonl|parquet] [--kind ticks|trades] [--dry-run]
+  flow history synthesize --from <ISO|ms> --to <ISO|ms> [--positions N] [--interval-ms N]
+  flow history prune [--before <ISO|ms>] | --synthetic
   flow history status [--json]
   flow history migrate`;
+
+/** Why backfill is gone, and what to run instead. */
+export const BACKFILL_REFUSED = `flow history backfill is no longer available: it wrote made-up history into the same tables as real data, with nothing to tell them apart.
+  real recorded ticks or trades:  flow history import <file.csv|file.jsonl|file.parquet>
+  a synthetic demo or benchmark history (rows marked synthetic, left out of the REST history unless FLOW_HISTORY_INCLUDE_SYNTHETIC=true):
+                                  flow history synthesize --from <ISO|ms> --to <ISO|ms> [--positions N] [--interval-ms N]
+  see docs/history.md`;
 
 /** A time argument: unix ms (digits) or an ISO 8601 date or date-time. */
 export function parseTimeArg(name: string, raw: string | undefined): number {
@@ -94,7 +111,15 @@ export function progressLine(p: BackfillProgress, width = 28): string {
 export async function runHistoryCommand(rt: Runtime, argv: string[], out: (s: string) => void): Promise<void> {
   const [sub, ...rest] = argv;
   switch (sub) {
-    case 'backfill': {
+    case 'import':
+      if (rest.includes('--help') || rest.includes('-h')) {
+        out(IMPORT_USAGE);
+        return;
+      }
+      return runImportCommand(rt, rest, out);
+    case 'backfill':
+      throw new UsageError(BACKFILL_REFUSED);
+    case 'synthesize': {
       const { values } = parseArgs({
         args: rest,
         options: { from: { type: 'string' }, to: { type: 'string' }, positions: { type: 'string' }, 'interval-ms': { type: 'string' } },
@@ -113,8 +138,9 @@ export async function runHistoryCommand(rt: Runtime, argv: string[], out: (s: st
       if (venues.length === 0) venues = syntheticVenues();
       const seed = rt.config.simSeed;
       out(
-        `backfill ${new Date(from).toISOString()} .. ${new Date(to).toISOString()} every ${intervalMs} ms: ` +
-          `${positions.length} positions (${fromCatalog ? 'catalog' : 'synthetic'}), ${venues.length} venues, seed ${seed}`,
+        `synthesize ${new Date(from).toISOString()} .. ${new Date(to).toISOString()} every ${intervalMs} ms: ` +
+          `${positions.length} positions (${fromCatalog ? 'catalog' : 'synthetic'}), ${venues.length} venues, seed ${seed}; ` +
+          `every row is marked synthetic${rt.config.historyIncludeSynthetic ? '' : ' (the REST history leaves such rows out unless FLOW_HISTORY_INCLUDE_SYNTHETIC=true)'}`,
       );
       const tty = process.stderr.isTTY === true;
       let lastLine = 0;
@@ -136,15 +162,21 @@ export async function runHistoryCommand(rt: Runtime, argv: string[], out: (s: st
       );
       const total = result.ticks + result.points + result.trades;
       out(
-        `wrote ${fmtInt(result.ticks)} ticks, ${fmtInt(result.points)} consensus points, ${fmtInt(result.trades)} trades ` +
+        `wrote ${fmtInt(result.ticks)} synthetic ticks, ${fmtInt(result.points)} consensus points, ${fmtInt(result.trades)} trades ` +
           `in ${(result.elapsedMs / 1000).toFixed(1)} s (${fmtInt((total / Math.max(1, result.elapsedMs)) * 1000)} rows/s)`,
       );
       return;
     }
     case 'prune': {
-      const { values } = parseArgs({ args: rest, options: { before: { type: 'string' } }, strict: true });
+      const { values } = parseArgs({ args: rest, options: { before: { type: 'string' }, synthetic: { type: 'boolean', default: false } }, strict: true });
+      if (values.synthetic && values.before !== undefined) throw new UsageError('--synthetic removes every synthetic row; it takes no --before');
       const ch = rt.clickhouse();
       await prepareHistoryStore(ch, { retentionDays: rt.config.historyRetentionDays });
+      if (values.synthetic) {
+        out('removing every synthetic row');
+        for (const r of await pruneSynthetic(ch)) out(`  ${r.table}: removed ${fmtInt(r.rowsRemoved)} rows`);
+        return;
+      }
       let before: number;
       if (values.before !== undefined) before = parseTimeArg('before', values.before);
       else if (rt.config.historyRetentionDays > 0) before = rt.clock.now() - rt.config.historyRetentionDays * 86_400_000;
@@ -170,7 +202,7 @@ export async function runHistoryCommand(rt: Runtime, argv: string[], out: (s: st
       out(`retention: ${rt.config.historyRetentionDays === 0 ? 'forever' : `${rt.config.historyRetentionDays} days`}`);
       for (const c of counts) {
         const range = c.min_ms === null ? 'empty' : `${new Date(c.min_ms).toISOString()} .. ${new Date(c.max_ms!).toISOString()}`;
-        out(`  ${c.table.padEnd(13)} ${fmtInt(c.rows).padStart(15)} rows  ${range}`);
+        out(`  ${c.table.padEnd(13)} ${fmtInt(c.rows).padStart(15)} rows (${fmtInt(c.synthetic)} synthetic)  ${range}`);
       }
       return;
     }

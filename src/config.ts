@@ -28,6 +28,8 @@ export interface Config {
   logLevel: string;
   /** Retention of tick/price history in ClickHouse, days (0 = keep forever). */
   historyRetentionDays: number;
+  /** The history reads also serve rows `flow history synthesize` wrote (default false: real rows only). */
+  historyIncludeSynthetic: boolean;
 }
 
 export class ConfigError extends Error {}
@@ -40,6 +42,14 @@ function int(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 0, ma
     throw new ConfigError(`${name} must be an integer between ${min} and ${max}, got ${JSON.stringify(raw)}`);
   }
   return n;
+}
+
+function bool(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (/^(1|true|yes|on)$/i.test(raw)) return true;
+  if (/^(0|false|no|off)$/i.test(raw)) return false;
+  throw new ConfigError(`${name} must be true or false, got ${JSON.stringify(raw)}`);
 }
 
 function list(raw: string | undefined, fallback: string[]): string[] {
@@ -81,5 +91,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     cursorSecret: env.FLOW_CURSOR_SECRET || `cursor:${jwtSecret}`,
     logLevel: env.LOG_LEVEL || 'info',
     historyRetentionDays: int(env, 'FLOW_HISTORY_RETENTION_DAYS', 0),
+    historyIncludeSynthetic: bool(env, 'FLOW_HISTORY_INCLUDE_SYNTHETIC', false),
   };
 }

@@ -4,6 +4,20 @@
  * limit is shared between series. The bucketing itself runs in ClickHouse; this module only decides.
  */
 
+/** One quote change of one venue, as the `ticks` table stores it (live pipeline and imports alike). */
+export interface TickRow {
+  /** Unix ms: when the quote was as of. */
+  ts: number;
+  contest_id: string;
+  position_hash: string;
+  partner_id: string;
+  price: number;
+  available: number;
+  liquidity_hash: string;
+  source?: 'streaming' | 'polling';
+  outlier?: boolean;
+}
+
 export const RESOLUTIONS = ['tick', '1m', '5m', '1h', '4h', '1d'] as const;
 export type Resolution = (typeof RESOLUTIONS)[number];
 export type RequestedResolution = Resolution | 'auto';

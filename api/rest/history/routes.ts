@@ -3,7 +3,8 @@
  *   GET /flow/v1/contests/:id/price-history   pricing:history (also written price_history)
  *   GET /flow/v1/trades                        trades:read
  * Bad input is a 400 invalid_parameter naming the parameter; ClickHouse trouble is a 503
- * history_unavailable, never a 500.
+ * history_unavailable, never a 500. Rows `flow history synthesize` wrote are left out unless
+ * FLOW_HISTORY_INCLUDE_SYNTHETIC is set (docs/history.md).
  */
 import type { FastifyInstance } from 'fastify';
 import { Type, type Static } from 'typebox';
@@ -114,6 +115,7 @@ export function createHistoryRoutes(opts: { clickhouse?: ClickHouseClient | (() 
               positionHashes: hashes,
               partnerId: q.partner_id,
               limit: q.limit,
+              includeSynthetic: ctx.config.historyIncludeSynthetic,
             }),
           req.log,
         );
@@ -158,6 +160,7 @@ export function createHistoryRoutes(opts: { clickhouse?: ClickHouseClient | (() 
               until: window.until,
               minNotionalUsd: minNotional,
               limit: q.limit,
+              includeSynthetic: ctx.config.historyIncludeSynthetic,
             }),
           req.log,
         );

@@ -1,7 +1,8 @@
 /**
  * Writes a synthetic history into ClickHouse through the project's writer (the same path the live
  * pipeline uses), with backpressure: unlike the pipeline, a backfill waits for ClickHouse instead of
- * dropping rows, and fails if ClickHouse keeps refusing.
+ * dropping rows, and fails if ClickHouse keeps refusing. Every row it writes is marked synthetic, so
+ * the history reads leave it out unless told otherwise (`flow history synthesize`, docs/history.md).
  */
 import type { Registry } from 'prom-client';
 import type { ClickHouseClient } from './client.js';
@@ -46,6 +47,7 @@ export async function runBackfill(
     metrics: opts.metrics,
     ...opts.writer,
     trades: { maxBatchRows: Math.min(batch, 20_000) },
+    synthetic: true,
   });
   const sink = {
     tick: (r: Parameters<HistoryWriter['writeTick']>[0]) => void w.writeTick(r),

@@ -15,6 +15,9 @@ const MAX_MINUTE_MS = 4_294_967_040_000;
 /** A query that runs past this is cancelled by ClickHouse rather than holding a request open. */
 export const HISTORY_QUERY_TIMEOUT_S = 10;
 
+/** Leaves out the rows `flow history synthesize` wrote (every history table and rollup has the flag). */
+const REAL_ONLY = 'NOT synthetic';
+
 export interface PriceHistoryQuery {
   contestId: string;
   /** Inclusive window bounds, unix ms. */
@@ -28,6 +31,8 @@ export interface PriceHistoryQuery {
   partnerId?: string;
   /** Total point budget, shared evenly across series. */
   limit: number;
+  /** Also read rows `flow history synthesize` wrote (default: real rows only). */
+  includeSynthetic?: boolean;
 }
 
 export interface HistoryPoint {
@@ -97,6 +102,7 @@ export function seriesSql(q: PriceHistoryQuery): BoundQuery {
     'contest_id = {contest:String}',
     ...(q.positionHashes ? ['position_hash IN {hashes:Array(String)}'] : []),
     ...(venue ? ['partner_id = {partner:String}'] : []),
+    ...(q.includeSynthetic ? [] : [REAL_ONLY]),
   ].join(' AND ');
   const window = "ts >= fromUnixTimestamp64Milli({from:Int64}, 'UTC') AND ts <= fromUnixTimestamp64Milli({to:Int64}, 'UTC')";
   const query_params: Record<string, unknown> = { contest: q.contestId, from: q.from, to: q.to, limit: q.limit };
@@ -194,6 +200,8 @@ export interface TradesQuery {
   until: number | null;
   minNotionalUsd?: number;
   limit: number;
+  /** Also read prints `flow history synthesize` wrote (default: real prints only). */
+  includeSynthetic?: boolean;
 }
 
 const TRADE_SELECT = `partner_id, partner_name, venue_trade_id, venue_market_id, liquidity_hash, position_hash,
@@ -205,7 +213,7 @@ type TradeRowTuple = [string, string, string, string, string, string, string, st
 /** Newest first; a print delivered twice (same venue and venue trade id) is returned once. */
 export function tradesSql(q: TradesQuery): BoundQuery {
   if (q.contestId === undefined && q.positionHash === undefined) throw new RangeError('a trades query needs a contest or a position');
-  const where = ["executed_at >= fromUnixTimestamp64Milli({since:Int64}, 'UTC')"];
+  const where = ["executed_at >= fromUnixTimestamp64Milli({since:Int64}, 'UTC')", ...(q.includeSynthetic ? [] : [REAL_ONLY])];
   const query_params: Record<string, unknown> = { since: q.since, limit: q.limit };
   if (q.until !== null) {
     where.push("executed_at < fromUnixTimestamp64Milli({until:Int64}, 'UTC')");
@@ -264,6 +272,8 @@ export async function queryTrades(ch: ClickHouseClient, q: TradesQuery): Promise
 export interface TableCount {
   table: string;
   rows: number;
+  /** Of those, rows `flow history synthesize` wrote. */
+  synthetic: number;
   min_ms: number | null;
   max_ms: number | null;
 }
@@ -272,13 +282,13 @@ export async function historyCounts(ch: ClickHouseClient): Promise<TableCount[]>
   const out: TableCount[] = [];
   for (const t of HISTORY_TABLES) {
     const rs = await ch.query({
-      query: `SELECT count() AS rows, toUnixTimestamp64Milli(min(${t.time})) AS min_ms, toUnixTimestamp64Milli(max(${t.time})) AS max_ms FROM ${t.table}
-              SETTINGS output_format_json_quote_64bit_integers = 0`,
+      query: `SELECT count() AS rows, countIf(synthetic) AS synthetic, toUnixTimestamp64Milli(min(${t.time})) AS min_ms, toUnixTimestamp64Milli(max(${t.time})) AS max_ms
+              FROM ${t.table} SETTINGS output_format_json_quote_64bit_integers = 0`,
       format: 'JSONEachRow',
     });
-    const [r] = await rs.json<{ rows: number; min_ms: number; max_ms: number }>();
+    const [r] = await rs.json<{ rows: number; synthetic: number; min_ms: number; max_ms: number }>();
     const rows = Number(r?.rows ?? 0);
-    out.push({ table: t.table, rows, min_ms: rows ? Number(r!.min_ms) : null, max_ms: rows ? Number(r!.max_ms) : null });
+    out.push({ table: t.table, rows, synthetic: Number(r?.synthetic ?? 0), min_ms: rows ? Number(r!.min_ms) : null, max_ms: rows ? Number(r!.max_ms) : null });
   }
   return out;
 }
@@ -342,6 +352,24 @@ export async function pruneHistory(ch: ClickHouseClient, before: number): Promis
     }
     const left = rowsBefore > 0 ? await count() : 0;
     out.push({ table: t.table, rowsBefore, rowsRemoved: rowsBefore - left, partitionsDropped });
+  }
+  return out;
+}
+
+/** Removes every row `flow history synthesize` wrote, from the history tables and their rollups. */
+export async function pruneSynthetic(ch: ClickHouseClient): Promise<{ table: string; rowsRemoved: number }[]> {
+  const out: { table: string; rowsRemoved: number }[] = [];
+  for (const t of RETAINED_TABLES) {
+    const n = async () => {
+      const rs = await ch.query({
+        query: `SELECT count() AS n FROM ${t.table} WHERE synthetic SETTINGS output_format_json_quote_64bit_integers = 0`,
+        format: 'JSONEachRow',
+      });
+      return Number((await rs.json<{ n: number }>())[0]?.n ?? 0);
+    };
+    const before = await n();
+    if (before > 0) await ch.command({ query: `ALTER TABLE ${t.table} DELETE WHERE synthetic SETTINGS mutations_sync = 2` });
+    out.push({ table: t.table, rowsRemoved: before - (before > 0 ? await n() : 0) });
   }
   return out;
 }

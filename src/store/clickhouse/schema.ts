@@ -60,6 +60,8 @@ export const RETAINED_TABLES: readonly RetainedTable[] = [
 export interface Migration {
   version: number;
   name: string;
+  /** ClickHouse settings its statements run with. */
+  settings?: Record<string, number | string>;
   statements: string[];
 }
 
@@ -163,7 +165,39 @@ export const CLICKHOUSE_MIGRATIONS: Migration[] = [
         FROM ${TABLES.ticks} GROUP BY contest_id, position_hash, partner_id, minute`,
     ],
   },
+  {
+    version: 3,
+    name: 'synthetic flag on every history table',
+    // MODIFY QUERY on a view (atomic, unlike drop and re-create, which would let an insert slip past
+    // the rollup) is behind this switch on servers older than chDB's engine; as a statement setting
+    // it is not stored in the view's definition.
+    settings: { allow_experimental_alter_materialized_view_structure: 1 },
+    statements: [
+      // Rows written by `flow history synthesize` carry synthetic = true so reads can leave them out
+      // (docs/history.md). Existing rows, the live pipeline's and imported ones, are real: false,
+      // the type's default. The column has no DEFAULT expression because ClickHouse refuses a new
+      // column with one in a sorting key, and the rollups and trades need it there (below).
+      `ALTER TABLE ${TABLES.ticks} ADD COLUMN IF NOT EXISTS synthetic Bool`,
+      `ALTER TABLE ${TABLES.points} ADD COLUMN IF NOT EXISTS synthetic Bool`,
+      // In the key: a synthetic print and a real one that share venue, id and time must not replace
+      // each other when ReplacingMergeTree merges.
+      `ALTER TABLE ${TABLES.trades} ADD COLUMN IF NOT EXISTS synthetic Bool, MODIFY ORDER BY (router_contest_id, executed_at, partner_id, venue_trade_id, synthetic)`,
+      // The per-minute closes keep real and synthetic rows apart (an aggregating merge would
+      // otherwise fold them into one close), and their views carry the flag through.
+      `ALTER TABLE ${TABLES.points1m} ADD COLUMN IF NOT EXISTS synthetic Bool, MODIFY ORDER BY (contest_id, position_hash, minute, synthetic)`,
+      `ALTER TABLE ${TABLES.ticks1m} ADD COLUMN IF NOT EXISTS synthetic Bool, MODIFY ORDER BY (contest_id, position_hash, partner_id, minute, synthetic)`,
+      `ALTER TABLE ${TABLES.points1m}_mv MODIFY QUERY
+        SELECT contest_id, position_hash, toStartOfMinute(ts) AS minute, synthetic, argMaxState(price, ts) AS close
+        FROM ${TABLES.points} GROUP BY contest_id, position_hash, minute, synthetic`,
+      `ALTER TABLE ${TABLES.ticks1m}_mv MODIFY QUERY
+        SELECT contest_id, position_hash, partner_id, toStartOfMinute(ts) AS minute, synthetic, argMaxState(price, ts) AS close
+        FROM ${TABLES.ticks} GROUP BY contest_id, position_hash, partner_id, minute, synthetic`,
+    ],
+  },
 ];
+
+/** The column that marks synthetic rows (migration 3); a writer appends it after the columns above. */
+export const SYNTHETIC_COLUMN = 'synthetic';
 
 const MIGRATIONS_DDL = `CREATE TABLE IF NOT EXISTS ${TABLES.migrations} (
   version UInt32,
@@ -179,7 +213,7 @@ export async function migrateClickHouse(ch: ClickHouseClient): Promise<number[]>
   const applied: number[] = [];
   for (const m of CLICKHOUSE_MIGRATIONS) {
     if (done.has(m.version)) continue;
-    for (const sql of m.statements) await ch.command({ query: sql });
+    for (const sql of m.statements) await ch.command({ query: sql, ...(m.settings ? { clickhouse_settings: m.settings } : {}) });
     await ch.insert({ table: TABLES.migrations, columns: ['version', 'name'], values: [{ version: m.version, name: m.name }], format: 'JSONEachRow' });
     applied.push(m.version);
   }

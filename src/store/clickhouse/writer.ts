@@ -15,10 +15,11 @@
  */
 import { Readable } from 'node:stream';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { TickRow } from '../../domain/history.js';
 import type { TickEntry, TradePrint } from '../../domain/stream.js';
 import type { Logger } from '../../log.js';
 import type { ClickHouseClient } from './client.js';
-import { POINT_COLUMNS, TABLES, TICK_COLUMNS, TRADE_COLUMNS } from './schema.js';
+import { POINT_COLUMNS, SYNTHETIC_COLUMN, TABLES, TICK_COLUMNS, TRADE_COLUMNS } from './schema.js';
 
 /** The one client call a writer needs: tests substitute a client that fails on demand. */
 export type Inserter = Pick<ClickHouseClient, 'insert'>;
@@ -429,19 +430,7 @@ export class BatchWriter<T> {
 
 // ---- the three history tables ------------------------------------------------------------------
 
-/** One quote change of one venue. */
-export interface TickRow {
-  /** Unix ms: when the quote was as of. */
-  ts: number;
-  contest_id: string;
-  position_hash: string;
-  partner_id: string;
-  price: number;
-  available: number;
-  liquidity_hash: string;
-  source?: 'streaming' | 'polling';
-  outlier?: boolean;
-}
+export type { TickRow };
 
 /** One consensus price of one position. */
 export interface PricePointRow {
@@ -466,6 +455,11 @@ export function encodeTrade(t: TradePrint): string {
 }
 
 export type HistoryWriterOptions = BatchWriterOptions & {
+  /**
+   * Marks every row synthetic (schema migration 3). Only `flow history synthesize` sets it: the
+   * reads leave such rows out unless told otherwise.
+   */
+  synthetic?: boolean;
   /** Per-table overrides (trades are few: a smaller batch keeps them prompt). */
   ticks?: BatchWriterOptions;
   points?: BatchWriterOptions;
@@ -482,10 +476,13 @@ export class HistoryWriter {
   readonly tradeWriter: BatchWriter<TradePrint>;
 
   constructor(client: Inserter, opts: HistoryWriterOptions = {}) {
-    const { ticks, points, trades, ...common } = opts;
-    this.tickWriter = new BatchWriter(client, TABLES.ticks, TICK_COLUMNS, encodeTick, { ...common, ...ticks });
-    this.pointWriter = new BatchWriter(client, TABLES.points, POINT_COLUMNS, encodePoint, { ...common, ...points });
-    this.tradeWriter = new BatchWriter(client, TABLES.trades, TRADE_COLUMNS, encodeTrade, { ...common, ...trades });
+    const { ticks, points, trades, synthetic, ...common } = opts;
+    const cols = (c: readonly string[]) => (synthetic ? [...c, SYNTHETIC_COLUMN] : c);
+    // Each encoder ends its line with '\n'; a synthetic row gets one more field, the flag.
+    const enc = <T>(f: (r: T) => string) => (synthetic ? (r: T) => `${f(r).slice(0, -1)}\t1\n` : f);
+    this.tickWriter = new BatchWriter(client, TABLES.ticks, cols(TICK_COLUMNS), enc(encodeTick), { ...common, ...ticks });
+    this.pointWriter = new BatchWriter(client, TABLES.points, cols(POINT_COLUMNS), enc(encodePoint), { ...common, ...points });
+    this.tradeWriter = new BatchWriter(client, TABLES.trades, cols(TRADE_COLUMNS), enc(encodeTrade), { ...common, ...trades });
   }
 
   writeTick(row: TickRow): boolean {

@@ -41,9 +41,9 @@ afterAll(async () => {
 describe('schema', () => {
   it('migrations run once and record their version', async () => {
     const first = await migrateClickHouse(tch.ch);
-    expect(first).toEqual([1, 2]);
+    expect(first).toEqual([1, 2, 3]);
     expect(await migrateClickHouse(tch.ch)).toEqual([]);
-    expect(await count(tch.ch, `SELECT count() FROM ${TABLES.migrations} FINAL`)).toBe(2);
+    expect(await count(tch.ch, `SELECT count() FROM ${TABLES.migrations} FINAL`)).toBe(3);
     for (const t of ['ticks', 'price_points', 'trades', 'ticks_1m', 'price_points_1m', 'ticks_1m_mv', 'price_points_1m_mv']) {
       expect(await count(tch.ch, 'SELECT count() FROM system.tables WHERE database = currentDatabase() AND name = {t:String}', { t })).toBe(1);
     }
@@ -103,17 +103,33 @@ describe('flow history', () => {
   const from = '2026-11-18T00:00:00Z';
   const to = '2026-11-19T12:00:00Z';
 
-  it('backfill reads positions and venues from PostgreSQL and writes every generated row', async () => {
+  it('backfill is refused with a message naming import and synthesize, and writes nothing', async () => {
+    const before = (await historyCounts(tch.ch)).map((c) => c.rows);
+    const err = await runHistoryCommand(rt, ['backfill', '--from', from, '--to', to], out).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(UsageError);
+    expect((err as Error).message).toMatch(/flow history import/);
+    expect((err as Error).message).toMatch(/flow history synthesize/);
+    expect((await historyCounts(tch.ch)).map((c) => c.rows)).toEqual(before);
+  });
+
+  it('synthesize reads positions and venues from PostgreSQL and writes every generated row, each marked synthetic', async () => {
     lines.length = 0;
-    await runHistoryCommand(rt, ['backfill', '--from', from, '--to', to, '--positions', '5', '--interval-ms', '60000'], out);
+    await runHistoryCommand(rt, ['synthesize', '--from', from, '--to', to, '--positions', '5', '--interval-ms', '60000'], out);
     expect(lines[0]).toContain('2 positions (catalog)');
     expect(lines[0]).toContain('1 venues');
+    expect(lines[0]).toContain('marked synthetic');
     const counts = Object.fromEntries((await historyCounts(tch.ch)).map((c) => [c.table, c]));
-    const m = /wrote ([\d,]+) ticks, ([\d,]+) consensus points, ([\d,]+) trades/.exec(lines.at(-1)!);
+    const m = /wrote ([\d,]+) synthetic ticks, ([\d,]+) consensus points, ([\d,]+) trades/.exec(lines.at(-1)!);
     expect(m).not.toBeNull();
     expect(counts.ticks!.rows).toBe(Number(m![1]!.replace(/,/g, '')));
     expect(counts.price_points!.rows).toBe(Number(m![2]!.replace(/,/g, '')));
     expect(counts.trades!.rows).toBe(Number(m![3]!.replace(/,/g, '')));
+    for (const t of ['ticks', 'price_points', 'trades'] as const) expect(counts[t]!.synthetic).toBe(counts[t]!.rows);
+    // The per-minute rollups carry the flag too, so bucketed reads can leave the rows out.
+    for (const t of ['ticks_1m', 'price_points_1m']) {
+      expect(await count(tch.ch, `SELECT count() FROM ${t} WHERE NOT synthetic`)).toBe(0);
+      expect(await count(tch.ch, `SELECT count() FROM ${t}`)).toBeGreaterThan(0);
+    }
     expect(counts.ticks!.rows).toBeGreaterThan(1000);
     expect(counts.ticks!.min_ms).toBeGreaterThanOrEqual(Date.parse(from));
     expect(counts.ticks!.max_ms).toBeLessThan(Date.parse(to));
@@ -165,12 +181,30 @@ describe('flow history', () => {
   });
 
   it('refuses bad arguments with a usage error', async () => {
-    await expect(runHistoryCommand(rt, ['backfill', '--to', to], out)).rejects.toBeInstanceOf(UsageError);
-    await expect(runHistoryCommand(rt, ['backfill', '--from', 'soon', '--to', to], out)).rejects.toBeInstanceOf(UsageError);
-    await expect(runHistoryCommand(rt, ['backfill', '--from', to, '--to', from], out)).rejects.toThrow(/later/);
-    await expect(runHistoryCommand(rt, ['backfill', '--from', from, '--to', to, '--positions', '0'], out)).rejects.toBeInstanceOf(UsageError);
+    await expect(runHistoryCommand(rt, ['synthesize', '--to', to], out)).rejects.toBeInstanceOf(UsageError);
+    await expect(runHistoryCommand(rt, ['synthesize', '--from', 'soon', '--to', to], out)).rejects.toBeInstanceOf(UsageError);
+    await expect(runHistoryCommand(rt, ['synthesize', '--from', to, '--to', from], out)).rejects.toThrow(/later/);
+    await expect(runHistoryCommand(rt, ['synthesize', '--from', from, '--to', to, '--positions', '0'], out)).rejects.toBeInstanceOf(UsageError);
+    await expect(runHistoryCommand(rt, ['prune', '--synthetic', '--before', from], out)).rejects.toBeInstanceOf(UsageError);
     await expect(runHistoryCommand(rt, ['prune', '--before', 'x'], out)).rejects.toBeInstanceOf(UsageError);
     await expect(runHistoryCommand(rt, ['nope'], out)).rejects.toBeInstanceOf(UsageError);
+  });
+
+  it('prune --synthetic removes every synthetic row and keeps real ones', async () => {
+    await tch.ch.insert({
+      table: 'ticks',
+      columns: ['ts', 'contest_id', 'position_hash', 'partner_id', 'price', 'available', 'liquidity_hash', 'source', 'outlier'],
+      values: [{ ts: '2026-11-19 07:00:00.000', contest_id: 'ct_1', position_hash: P1, partner_id: 'real_v', price: 0.4, available: 5, liquidity_hash: 'real_v:1', source: 'polling', outlier: false }],
+      format: 'JSONEachRow',
+    });
+    expect((await historyCounts(tch.ch))[0]!.synthetic).toBeGreaterThan(0);
+    lines.length = 0;
+    await runHistoryCommand(rt, ['prune', '--synthetic'], out);
+    const counts = await historyCounts(tch.ch);
+    for (const c of counts) expect(c.synthetic).toBe(0);
+    expect(counts[0]!.rows).toBe(1);
+    expect(await count(tch.ch, 'SELECT count() FROM ticks_1m WHERE synthetic')).toBe(0);
+    expect(await count(tch.ch, 'SELECT count() FROM ticks_1m')).toBe(1);
   });
 
   it('draws a progress bar with rows, rate and ETA', () => {
