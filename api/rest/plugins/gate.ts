@@ -15,6 +15,7 @@ import { verifyPlayerJwt } from '../../../src/jwt.js';
 import { isInvalid, type Credential, type PrincipalCache, type Resolved } from '../../../src/store/principals.js';
 import { GateUnavailable, type GateOutcome } from '../../../src/store/redis/gate.js';
 import type { AppContext } from '../context.js';
+import { isSafeId } from '../schemas.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -53,6 +54,8 @@ export function installGate(app: FastifyInstance, ctx: AppContext, principals: P
     if (typeof auth === 'string' && auth.startsWith('Bearer ')) {
       const v = verifyPlayerJwt(ctx.config.jwtSecret, auth.slice(7).trim(), ctx.clock.now());
       if (!v.ok) throw unauthorized(`player token rejected: ${v.reason}`);
+      // The claim is looked up in PostgreSQL: a NUL byte or a huge value must not get that far.
+      if (!isSafeId(v.claims.sub)) throw unauthorized('player token names no account');
       return { kind: 'acct', id: v.claims.sub };
     }
     throw unauthorized('send an API key in the X-API-Key header, or a player JWT as Authorization: Bearer <token>');
