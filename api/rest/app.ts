@@ -12,7 +12,7 @@ import { meRoutes } from './auth/me.js';
 import { catalogRoutes } from './catalog/routes.js';
 import type { AppContext } from './context.js';
 import { healthRoutes } from './health.js';
-import { installErrorHandling } from './plugins/errors.js';
+import { installErrorHandling, UnroutedRequests } from './plugins/errors.js';
 import { installGate } from './plugins/gate.js';
 import { installValidation } from './plugins/validation.js';
 import { ReadCache } from './read-cache.js';
@@ -29,8 +29,11 @@ export interface BuiltApp {
 export type RoutePlugin = (app: FastifyInstance, ctx: AppContext) => void | Promise<void>;
 
 export async function buildApp(ctx: AppContext, plugins: RoutePlugin[] = []): Promise<BuiltApp> {
+  const log = ctx.log.child({ component: 'api' });
+  // What Fastify refuses before routing answers with the project's error body (gate and count set below).
+  const unrouted = new UnroutedRequests(log);
   const app: FastifyInstance = Fastify({
-    loggerInstance: ctx.log.child({ component: 'api' }) as unknown as FastifyBaseLogger,
+    loggerInstance: log as unknown as FastifyBaseLogger,
     // Per-request logs at this rate would cost more than the request; metrics count them instead.
     logController: new LogController({ disableRequestLogging: true }),
     // A pino child per request costs more than the gate itself at load; errors log their request id.
@@ -39,9 +42,11 @@ export async function buildApp(ctx: AppContext, plugins: RoutePlugin[] = []): Pr
     trustProxy: false,
     return503OnClosing: true,
     routerOptions: { maxParamLength: 500 },
+    frameworkErrors: unrouted.frameworkErrors,
+    clientErrorHandler: unrouted.clientErrorHandler,
   });
   installValidation(app);
-  installErrorHandling(app, (req, reply) => countUnmatched(req, reply, () => undefined));
+  installErrorHandling(app);
 
   // swagger-ui's own routes carry no config; mark every route without a /flow/v1 prefix public.
   app.addHook('onRoute', (route) => {
@@ -89,7 +94,7 @@ export async function buildApp(ctx: AppContext, plugins: RoutePlugin[] = []): Pr
     const existing = route.onResponse ? (Array.isArray(route.onResponse) ? route.onResponse : [route.onResponse]) : [];
     route.onResponse = [countFor(route.url), ...existing] as typeof route.onResponse;
   });
-  const countUnmatched = countFor('unmatched');
+  unrouted.count = countFor('unmatched');
 
   // Revocations reach every API process through the bus and evict its in-process principal cache.
   const principals = new PrincipalCache(ctx.gate, ctx.pool);
@@ -101,7 +106,8 @@ export async function buildApp(ctx: AppContext, plugins: RoutePlugin[] = []): Pr
       principals.clear();
     }
   });
-  installGate(app, ctx, principals);
+  unrouted.gate = installGate(app, ctx, principals);
+  await unrouted.installNotFound(app);
   const cache = new ReadCache(ctx.redis, ctx.ks);
   await cache.start();
 

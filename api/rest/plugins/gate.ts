@@ -28,7 +28,11 @@ declare module 'fastify' {
   }
 }
 
-export function installGate(app: FastifyInstance, ctx: AppContext, principals: PrincipalCache): void {
+/** The gate as a callback-style hook, for requests no route claims (unknown routes, framework errors). */
+export type GateHook = (request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) => void;
+
+/** Returns the gate of a route with no entitlements, for requests that match no route. */
+export function installGate(app: FastifyInstance, ctx: AppContext, principals: PrincipalCache): GateHook {
   const views = new WeakMap<PrincipalRecord, Principal>();
   // Hashing the same key on every request is wasted work; keys are few, requests many.
   const hashes = new Map<string, string>();
@@ -85,6 +89,8 @@ export function installGate(app: FastifyInstance, ctx: AppContext, principals: P
     const existing = route.onRequest ? (Array.isArray(route.onRequest) ? route.onRequest : [route.onRequest]) : [];
     route.onRequest = [hook, ...existing] as typeof route.onRequest;
   });
+
+  const unrouted: GateHook = (request, reply, done) => gateRequest(request, reply, false, [], done);
 
   function gateRequest(request: FastifyRequest, reply: FastifyReply, dayExempt: boolean, required: readonly string[], done: (err?: Error) => void): void {
     let cred: Credential;
@@ -154,4 +160,5 @@ export function installGate(app: FastifyInstance, ctx: AppContext, principals: P
     }
     return undefined;
   }
+  return unrouted;
 }
