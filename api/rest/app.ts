@@ -2,7 +2,7 @@
  * The Fastify app: schema-first plugins per resource, one gate for auth and rate limits, one error
  * shape. Built by buildApp() so tests use inject() and the api role listens.
  */
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest, type RouteOptions } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { Counter } from 'prom-client';
@@ -22,6 +22,8 @@ import { usageId } from '../../src/store/redis/gate.js';
 
 export interface BuiltApp {
   app: FastifyInstance;
+  /** Every route the app serves, as registered (method, url, schema, config): a new route is fuzzed and checked automatically. */
+  routes: readonly RouteOptions[];
   close(): Promise<void>;
 }
 
@@ -47,6 +49,9 @@ export async function buildApp(ctx: AppContext, plugins: RoutePlugin[] = []): Pr
   });
   installValidation(app);
   installErrorHandling(app);
+
+  const routes: RouteOptions[] = [];
+  app.addHook('onRoute', (route) => void routes.push(route));
 
   // swagger-ui's own routes carry no config; mark every route without a /flow/v1 prefix public.
   app.addHook('onRoute', (route) => {
@@ -120,6 +125,7 @@ export async function buildApp(ctx: AppContext, plugins: RoutePlugin[] = []): Pr
   await app.ready();
   return {
     app,
+    routes,
     async close() {
       cache.stop();
       await app.close();

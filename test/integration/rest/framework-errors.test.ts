@@ -4,9 +4,9 @@
  * request that matches no route is gated like any other: counted, with the six rate-limit headers
  * (issue 8 item 5). Over a real socket: these answers are written below inject()'s reach.
  */
-import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFullStack, type FullStack } from '../../support/full-stack.js';
+import { rawGet, rawRequest, type RawAnswer } from '../../support/raw-http.js';
 
 let f: FullStack;
 let port: number;
@@ -19,64 +19,9 @@ afterAll(async () => f?.close());
 
 const RATE_HEADERS = ['limit-minute', 'remaining-minute', 'reset-minute', 'limit-day', 'remaining-day', 'reset-day'].map((h) => `x-ratelimit-${h}`);
 
-interface Raw {
-  status: number;
-  headers: Record<string, string>;
-  body: any;
-  /** The server closed the connection after answering. */
-  closed: boolean;
-}
-
-/** Sends bytes as they are (no client-side encoding or checks) and reads one answer. */
-function raw(request: string): Promise<Raw> {
-  return new Promise((resolve, reject) => {
-    const socket = connect(port, '127.0.0.1');
-    const chunks: Buffer[] = [];
-    let closed = false;
-    const timer = setTimeout(() => finish(), 3_000);
-    const finish = () => {
-      clearTimeout(timer);
-      socket.destroy();
-      const text = Buffer.concat(chunks).toString('utf8');
-      const [head, ...rest] = text.split('\r\n\r\n');
-      const lines = head!.split('\r\n');
-      const status = Number(lines[0]!.split(' ')[1]);
-      const headers: Record<string, string> = {};
-      for (const l of lines.slice(1)) {
-        const i = l.indexOf(':');
-        headers[l.slice(0, i).trim().toLowerCase()] = l.slice(i + 1).trim();
-      }
-      const bodyText = rest.join('\r\n\r\n');
-      let body: any = bodyText;
-      try {
-        body = JSON.parse(bodyText);
-      } catch {
-        /* kept as text for the assertion message */
-      }
-      resolve({ status, headers, body, closed });
-    };
-    socket.on('data', (d) => {
-      chunks.push(d);
-      // One complete answer is enough for a keep-alive socket.
-      const t = Buffer.concat(chunks).toString('utf8');
-      const m = /content-length: (\d+)/i.exec(t);
-      const at = t.indexOf('\r\n\r\n');
-      if (m && at >= 0 && Buffer.byteLength(t.slice(at + 4)) >= Number(m[1])) setTimeout(finish, 50);
-    });
-    socket.on('end', () => {
-      closed = true;
-      finish();
-    });
-    socket.on('close', () => {
-      closed = true;
-    });
-    socket.on('error', reject);
-    socket.write(request);
-  });
-}
-
-const get = (path: string, headers: Record<string, string> = {}) =>
-  raw(`GET ${path} HTTP/1.1\r\nHost: localhost\r\n${Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('')}\r\n`);
+type Raw = RawAnswer;
+const raw = (request: string) => rawRequest(port, request);
+const get = (path: string, headers: Record<string, string> = {}) => rawGet(port, path, headers);
 
 function expectErrorBody(r: Raw, status: number, code: string) {
   expect(r.status, JSON.stringify(r.body)).toBe(status);
