@@ -2,7 +2,7 @@
  * The Fastify app: schema-first plugins per resource, one gate for auth and rate limits, one error
  * shape. Built by buildApp() so tests use inject() and the api role listens.
  */
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest, type RouteOptions } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { Counter } from 'prom-client';
@@ -12,7 +12,7 @@ import { meRoutes } from './auth/me.js';
 import { catalogRoutes } from './catalog/routes.js';
 import type { AppContext } from './context.js';
 import { healthRoutes } from './health.js';
-import { installErrorHandling } from './plugins/errors.js';
+import { installErrorHandling, UnroutedRequests } from './plugins/errors.js';
 import { installGate } from './plugins/gate.js';
 import { installValidation } from './plugins/validation.js';
 import { ReadCache } from './read-cache.js';
@@ -22,6 +22,8 @@ import { usageId } from '../../src/store/redis/gate.js';
 
 export interface BuiltApp {
   app: FastifyInstance;
+  /** Every route the app serves, as registered (method, url, schema, config): a new route is fuzzed and checked automatically. */
+  routes: readonly RouteOptions[];
   close(): Promise<void>;
 }
 
@@ -29,8 +31,11 @@ export interface BuiltApp {
 export type RoutePlugin = (app: FastifyInstance, ctx: AppContext) => void | Promise<void>;
 
 export async function buildApp(ctx: AppContext, plugins: RoutePlugin[] = []): Promise<BuiltApp> {
+  const log = ctx.log.child({ component: 'api' });
+  // What Fastify refuses before routing answers with the project's error body (gate and count set below).
+  const unrouted = new UnroutedRequests(log);
   const app: FastifyInstance = Fastify({
-    loggerInstance: ctx.log.child({ component: 'api' }) as unknown as FastifyBaseLogger,
+    loggerInstance: log as unknown as FastifyBaseLogger,
     // Per-request logs at this rate would cost more than the request; metrics count them instead.
     logController: new LogController({ disableRequestLogging: true }),
     // A pino child per request costs more than the gate itself at load; errors log their request id.
@@ -39,9 +44,14 @@ export async function buildApp(ctx: AppContext, plugins: RoutePlugin[] = []): Pr
     trustProxy: false,
     return503OnClosing: true,
     routerOptions: { maxParamLength: 500 },
+    frameworkErrors: unrouted.frameworkErrors,
+    clientErrorHandler: unrouted.clientErrorHandler,
   });
   installValidation(app);
-  installErrorHandling(app, (req, reply) => countUnmatched(req, reply, () => undefined));
+  installErrorHandling(app);
+
+  const routes: RouteOptions[] = [];
+  app.addHook('onRoute', (route) => void routes.push(route));
 
   // swagger-ui's own routes carry no config; mark every route without a /flow/v1 prefix public.
   app.addHook('onRoute', (route) => {
@@ -89,7 +99,7 @@ export async function buildApp(ctx: AppContext, plugins: RoutePlugin[] = []): Pr
     const existing = route.onResponse ? (Array.isArray(route.onResponse) ? route.onResponse : [route.onResponse]) : [];
     route.onResponse = [countFor(route.url), ...existing] as typeof route.onResponse;
   });
-  const countUnmatched = countFor('unmatched');
+  unrouted.count = countFor('unmatched');
 
   // Revocations reach every API process through the bus and evict its in-process principal cache.
   const principals = new PrincipalCache(ctx.gate, ctx.pool);
@@ -101,7 +111,8 @@ export async function buildApp(ctx: AppContext, plugins: RoutePlugin[] = []): Pr
       principals.clear();
     }
   });
-  installGate(app, ctx, principals);
+  unrouted.gate = installGate(app, ctx, principals);
+  await unrouted.installNotFound(app);
   const cache = new ReadCache(ctx.redis, ctx.ks);
   await cache.start();
 
@@ -114,6 +125,7 @@ export async function buildApp(ctx: AppContext, plugins: RoutePlugin[] = []): Pr
   await app.ready();
   return {
     app,
+    routes,
     async close() {
       cache.stop();
       await app.close();

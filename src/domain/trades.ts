@@ -3,6 +3,7 @@
  * rules of GET /flow/v1/trades. Pure; the ingest path calls normalizeVenueTrade() when it turns a
  * venue's trade into the print the bus, the stream and ClickHouse carry.
  */
+import { MAX_UNIX_MS, parseUnixMs } from './history.js';
 import type { TradePrint } from './stream.js';
 
 export type TakerAction = 'buy' | 'sell';
@@ -125,12 +126,15 @@ export type TradesWindowResult =
   | { ok: true; since: number; until: number | null }
   | { ok: false; parameter: 'since' | 'until'; message: string };
 
-/** Parses a since/until value: ISO 8601 date-time with a zone, or unix milliseconds. */
+/**
+ * Parses a since/until value: ISO 8601 date-time with a zone, or unix milliseconds. Either way the
+ * instant lies in [0, MAX_UNIX_MS], so no value beyond 2^53 (or past year 2286) reaches a query.
+ */
 export function parseTradeTime(raw: string): number | null {
-  if (/^[0-9]{1,16}$/.test(raw)) return Number(raw);
+  if (/^[0-9]+$/.test(raw)) return parseUnixMs(raw);
   if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})$/i.test(raw)) return null;
   const ms = Date.parse(raw);
-  return Number.isFinite(ms) ? ms : null;
+  return Number.isFinite(ms) && ms >= 0 && ms <= MAX_UNIX_MS ? ms : null;
 }
 
 /** since defaults to one hour ago and may reach at most 7 days back; until is exclusive. */
@@ -138,7 +142,7 @@ export function resolveTradesWindow(rawSince: string | undefined, rawUntil: stri
   let since = nowMs - TRADES_DEFAULT_WINDOW_MS;
   if (rawSince !== undefined) {
     const v = parseTradeTime(rawSince);
-    if (v === null) return { ok: false, parameter: 'since', message: 'since must be an ISO 8601 date-time with a zone (e.g. 2026-11-20T12:00:00Z) or unix milliseconds' };
+    if (v === null) return { ok: false, parameter: 'since', message: `since must be an ISO 8601 date-time with a zone (e.g. 2026-11-20T12:00:00Z) or unix milliseconds, from 1970 up to ${MAX_UNIX_MS}` };
     since = v;
   }
   if (since < nowMs - TRADES_MAX_LOOKBACK_MS - TRADES_LOOKBACK_GRACE_MS) {
@@ -147,7 +151,7 @@ export function resolveTradesWindow(rawSince: string | undefined, rawUntil: stri
   let until: number | null = null;
   if (rawUntil !== undefined) {
     const v = parseTradeTime(rawUntil);
-    if (v === null) return { ok: false, parameter: 'until', message: 'until must be an ISO 8601 date-time with a zone (e.g. 2026-11-20T12:00:00Z) or unix milliseconds' };
+    if (v === null) return { ok: false, parameter: 'until', message: `until must be an ISO 8601 date-time with a zone (e.g. 2026-11-20T12:00:00Z) or unix milliseconds, from 1970 up to ${MAX_UNIX_MS}` };
     if (v < since) return { ok: false, parameter: 'until', message: 'until is earlier than since' };
     until = v;
   }

@@ -9,7 +9,7 @@ import * as catalog from '../../../src/store/pg/catalog.js';
 import type { AppContext } from '../context.js';
 import type { ReadCache } from '../read-cache.js';
 import { sendFragment, serializeFragment } from '../reply.js';
-import { CommaList, Cursor, Id, IdParams, Limit, splitList } from '../schemas.js';
+import { CommaList, Cursor, Id, IdParams, IsoTime, Limit, Text, splitList } from '../schemas.js';
 
 const CATALOG = { entitlements: ['reference:read'] };
 const MARKETS = { entitlements: ['markets:read'] };
@@ -86,11 +86,11 @@ export function catalogRoutes(app: FastifyInstance, ctx: AppContext, cache: Read
   );
 
   const ContestQuery = Type.Object({
-    q: Type.Optional(Type.String({ minLength: 2, maxLength: 100, description: 'case-insensitive substring of the title' })),
-    league_id: Type.Optional(CommaList),
-    status: Type.Optional(CommaList),
-    start_after: Type.Optional(Type.String({ format: 'date-time', description: 'ISO 8601, inclusive' })),
-    start_before: Type.Optional(Type.String({ format: 'date-time', description: 'ISO 8601, inclusive' })),
+    q: Type.Optional(Text({ minLength: 2, maxLength: 100, description: 'case-insensitive substring of the title' })),
+    league_id: Type.Optional(CommaList()),
+    status: Type.Optional(CommaList()),
+    start_after: Type.Optional(IsoTime('ISO 8601, inclusive')),
+    start_before: Type.Optional(IsoTime('ISO 8601, inclusive')),
     parent_contest_id: Type.Optional(Id),
     limit: Limit(),
     cursor: Type.Optional(Cursor),

@@ -25,27 +25,27 @@ import { HistoryStore } from '../../../src/store/clickhouse/store.js';
 import type { RoutePlugin } from '../app.js';
 import type { AppContext } from '../context.js';
 import { sendEnvelope } from '../reply.js';
-import { Id, IdParams, Limit, splitList } from '../schemas.js';
+import { Id, IdParams, Limit, PositionHash, Text, splitList } from '../schemas.js';
 
 const unavailable = (what: string) =>
   new ApiError(503, 'history_unavailable', `${what} is unavailable: the history store (ClickHouse) did not answer; retry shortly`, { retry_after_seconds: 5 }, { 'retry-after': '5' });
 
 const PriceHistoryQuery = Type.Object({
-  from: Type.Optional(Type.String({ maxLength: 32, description: 'unix ms, inclusive; default 1 hour before to' })),
-  to: Type.Optional(Type.String({ maxLength: 32, description: 'unix ms, inclusive; default now' })),
-  resolution: Type.Optional(Type.String({ maxLength: 16, description: `one of ${REQUESTED_RESOLUTIONS.join(', ')}; default auto` })),
-  position_hash: Type.Optional(Type.String({ minLength: 1, maxLength: 60_000, description: `comma-separated, at most ${MAX_HISTORY_POSITIONS}` })),
+  from: Type.Optional(Text({ maxLength: 32, description: 'unix ms, inclusive; default 1 hour before to' })),
+  to: Type.Optional(Text({ maxLength: 32, description: 'unix ms, inclusive; default now' })),
+  resolution: Type.Optional(Text({ maxLength: 16, description: `one of ${REQUESTED_RESOLUTIONS.join(', ')}; default auto` })),
+  position_hash: Type.Optional(Text({ minLength: 1, maxLength: 60_000, description: `comma-separated, at most ${MAX_HISTORY_POSITIONS}` })),
   partner_id: Type.Optional(Id),
   limit: Limit(MAX_HISTORY_POINTS, DEFAULT_HISTORY_POINTS),
 });
 
 const TradesQuery = Type.Object({
   contest_id: Type.Optional(Id),
-  position_hash: Type.Optional(Type.String({ minLength: 1, maxLength: 500 })),
-  partner: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'one venue by partner_id or name' })),
-  since: Type.Optional(Type.String({ maxLength: 64, description: 'ISO 8601 (or unix ms), inclusive; default one hour ago; at most 7 days back' })),
-  until: Type.Optional(Type.String({ maxLength: 64, description: 'ISO 8601 (or unix ms), exclusive' })),
-  min_notional_usd: Type.Optional(Type.String({ maxLength: 32, description: 'only prints at least this large (USD)' })),
+  position_hash: Type.Optional(PositionHash),
+  partner: Type.Optional(Text({ minLength: 1, maxLength: 200, description: 'one venue by partner_id or name' })),
+  since: Type.Optional(Text({ maxLength: 64, description: 'ISO 8601 (or unix ms), inclusive; default one hour ago; at most 7 days back' })),
+  until: Type.Optional(Text({ maxLength: 64, description: 'ISO 8601 (or unix ms), exclusive' })),
+  min_notional_usd: Type.Optional(Text({ maxLength: 32, description: 'only prints at least this large (USD)' })),
   limit: Limit(TRADES_MAX_LIMIT, TRADES_DEFAULT_LIMIT),
 });
 

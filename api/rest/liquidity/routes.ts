@@ -12,7 +12,7 @@ import type { HotState } from '../../../src/store/redis/hot.js';
 import { decodeBusMessage, subscribeBus } from '../../../src/store/redis/bus.js';
 import type { AppContext } from '../context.js';
 import { sendCachedData, sendEnvelope, sendFragment } from '../reply.js';
-import { IdParams } from '../schemas.js';
+import { Id, IdParams, PositionHash } from '../schemas.js';
 
 export function liquidityRoutes(hot: HotState) {
   return async (app: FastifyInstance, ctx: AppContext): Promise<void> => {
@@ -72,7 +72,7 @@ export function liquidityRoutes(hot: HotState) {
       },
     );
 
-    const DepthParams = Type.Object({ position_hash: Type.String({ minLength: 1, maxLength: 500 }) });
+    const DepthParams = Type.Object({ position_hash: PositionHash });
     app.get<{ Params: Static<typeof DepthParams> }>(
       '/flow/v1/depth/:position_hash',
       { schema: { params: DepthParams, tags: ['liquidity'], summary: 'Order-book depth of one position (URL-encode the hash)' }, config: { entitlements: ['depth:read'] } },
@@ -98,7 +98,7 @@ export function liquidityRoutes(hot: HotState) {
     );
 
     const Batch = Type.Object(
-      { contest_ids: Type.Array(Type.String({ minLength: 1, maxLength: 200 }), { maxItems: 200, description: 'at most 200 contest ids' }) },
+      { contest_ids: Type.Array(Id, { maxItems: 200, description: 'at most 200 contest ids' }) },
       { additionalProperties: false },
     );
     app.post<{ Body: Static<typeof Batch> }>(

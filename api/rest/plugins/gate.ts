@@ -15,6 +15,7 @@ import { verifyPlayerJwt } from '../../../src/jwt.js';
 import { isInvalid, type Credential, type PrincipalCache, type Resolved } from '../../../src/store/principals.js';
 import { GateUnavailable, type GateOutcome } from '../../../src/store/redis/gate.js';
 import type { AppContext } from '../context.js';
+import { isSafeId } from '../schemas.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -27,7 +28,11 @@ declare module 'fastify' {
   }
 }
 
-export function installGate(app: FastifyInstance, ctx: AppContext, principals: PrincipalCache): void {
+/** The gate as a callback-style hook, for requests no route claims (unknown routes, framework errors). */
+export type GateHook = (request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) => void;
+
+/** Returns the gate of a route with no entitlements, for requests that match no route. */
+export function installGate(app: FastifyInstance, ctx: AppContext, principals: PrincipalCache): GateHook {
   const views = new WeakMap<PrincipalRecord, Principal>();
   // Hashing the same key on every request is wasted work; keys are few, requests many.
   const hashes = new Map<string, string>();
@@ -53,6 +58,8 @@ export function installGate(app: FastifyInstance, ctx: AppContext, principals: P
     if (typeof auth === 'string' && auth.startsWith('Bearer ')) {
       const v = verifyPlayerJwt(ctx.config.jwtSecret, auth.slice(7).trim(), ctx.clock.now());
       if (!v.ok) throw unauthorized(`player token rejected: ${v.reason}`);
+      // The claim is looked up in PostgreSQL: a NUL byte or a huge value must not get that far.
+      if (!isSafeId(v.claims.sub)) throw unauthorized('player token names no account');
       return { kind: 'acct', id: v.claims.sub };
     }
     throw unauthorized('send an API key in the X-API-Key header, or a player JWT as Authorization: Bearer <token>');
@@ -82,6 +89,8 @@ export function installGate(app: FastifyInstance, ctx: AppContext, principals: P
     const existing = route.onRequest ? (Array.isArray(route.onRequest) ? route.onRequest : [route.onRequest]) : [];
     route.onRequest = [hook, ...existing] as typeof route.onRequest;
   });
+
+  const unrouted: GateHook = (request, reply, done) => gateRequest(request, reply, false, [], done);
 
   function gateRequest(request: FastifyRequest, reply: FastifyReply, dayExempt: boolean, required: readonly string[], done: (err?: Error) => void): void {
     let cred: Credential;
@@ -151,4 +160,5 @@ export function installGate(app: FastifyInstance, ctx: AppContext, principals: P
     }
     return undefined;
   }
+  return unrouted;
 }

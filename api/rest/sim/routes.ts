@@ -11,6 +11,7 @@ import { VenueError } from '../../../src/venues/errors.js';
 import type { SimMarket } from '../../../src/venues/sim/index.js';
 import type { AppContext } from '../context.js';
 import { sendEnvelope } from '../reply.js';
+import { Id, IdRecord, IsoTime, PositionHash, Quantity, Text, UnixMs } from '../schemas.js';
 
 export interface SimControl {
   market: SimMarket;
@@ -18,15 +19,23 @@ export interface SimControl {
   refresh(partnerId: string): Promise<void>;
 }
 
+/**
+ * The simulator names a missing thing `unknown_<thing>`; the API answers 404 `<thing>_not_found`,
+ * the spec's not_found family (opportunity_not_found, model_not_found, ...). `unknown_field` is a
+ * bad body, not a missing thing.
+ */
 function toApiError(err: unknown): never {
   if (err instanceof VenueError) {
-    const status = err.code.startsWith('unknown_') && err.code !== 'unknown_field' ? 404 : err.code === 'already_settled' || err.code === 'contest_settled' ? 409 : 400;
+    const missing = err.code.startsWith('unknown_') && err.code !== 'unknown_field';
+    if (missing) throw new ApiError(404, `${err.code.slice('unknown_'.length)}_not_found`, err.message, err.details ?? undefined);
+    const status = err.code === 'already_settled' || err.code === 'contest_settled' ? 409 : 400;
     throw new ApiError(status, err.code, err.message, err.details ?? undefined);
   }
   throw err;
 }
 
-const Level = Type.Object({ price: Type.Number(), available: Type.Number() }, { additionalProperties: false });
+const Price = Type.Number({ exclusiveMinimum: 0, exclusiveMaximum: 1 });
+const Level = Type.Object({ price: Price, available: Quantity() }, { additionalProperties: false });
 
 export function simRoutes(sim: SimControl) {
   return (app: FastifyInstance, ctx: AppContext): void => {
@@ -38,8 +47,8 @@ export function simRoutes(sim: SimControl) {
       }
     }
     const now = () => ctx.clock.now();
-    const opts = (summary: string, body?: unknown) => ({
-      schema: { tags: ['simulator'], summary, ...(body ? { body } : {}) },
+    const opts = (summary: string, body?: unknown, params?: unknown) => ({
+      schema: { tags: ['simulator'], summary, ...(body ? { body } : {}), ...(params ? { params } : {}) },
       config: { public: true },
       onRequest: async (req: FastifyRequest) => admin(req),
     });
@@ -56,12 +65,12 @@ export function simRoutes(sim: SimControl) {
 
     const Quote = Type.Object(
       {
-        partner_id: Type.String({ minLength: 1 }),
-        position_hash: Type.String({ minLength: 1 }),
-        price: Type.Number({ exclusiveMinimum: 0, exclusiveMaximum: 1 }),
-        available: Type.Number({ minimum: 0 }),
+        partner_id: Id,
+        position_hash: PositionHash,
+        price: Price,
+        available: Quantity(),
         levels: Type.Optional(Type.Array(Level, { maxItems: 100 })),
-        listed_side: Type.Optional(Type.String({ minLength: 1, maxLength: 32, description: 'the side this venue lists the participant on' })),
+        listed_side: Type.Optional(Text({ minLength: 1, maxLength: 32, description: 'the side this venue lists the participant on' })),
       },
       { additionalProperties: false },
     );
@@ -78,14 +87,14 @@ export function simRoutes(sim: SimControl) {
 
     const Trade = Type.Object(
       {
-        partner_id: Type.String({ minLength: 1 }),
-        position_hash: Type.String({ minLength: 1 }),
-        price: Type.Number({ exclusiveMinimum: 0, exclusiveMaximum: 1 }),
-        size_contracts: Type.Number({ exclusiveMinimum: 0 }),
+        partner_id: Id,
+        position_hash: PositionHash,
+        price: Price,
+        size_contracts: Quantity({ exclusiveMinimum: 0 }),
         taker_action: Type.Union([Type.Literal('buy'), Type.Literal('sell')]),
         is_block: Type.Optional(Type.Boolean()),
-        trader_id: Type.Optional(Type.Union([Type.String(), Type.Null()])),
-        executed_at: Type.Optional(Type.Union([Type.Number(), Type.String()])),
+        trader_id: Type.Optional(Type.Union([Text({ maxLength: 200 }), Type.Null()])),
+        executed_at: Type.Optional(Type.Union([UnixMs, IsoTime('ISO 8601 date-time with a zone')], { description: 'unix ms or ISO 8601, 1970 to 2286' })),
       },
       { additionalProperties: false },
     );
@@ -98,10 +107,10 @@ export function simRoutes(sim: SimControl) {
       }
     });
 
-    const ContestParams = Type.Object({ id: Type.String({ minLength: 1 }) });
+    const ContestParams = Type.Object({ id: Id });
     app.post<{ Params: Static<typeof ContestParams>; Body: Record<string, unknown> }>(
       '/sim/v1/contests/:id/state',
-      opts('Set live game state (the state fields at top level)', Type.Object({}, { additionalProperties: true })),
+      opts('Set live game state (the state fields at top level)', Type.Object({}, { additionalProperties: true }), ContestParams),
       async (req, reply) => {
         try {
           const state = sim.market.setState(req.params.id, req.body as never);
@@ -113,12 +122,12 @@ export function simRoutes(sim: SimControl) {
     );
 
     const Settle = Type.Union([
-      Type.Object({ winner_participant_id: Type.String({ minLength: 1 }) }, { additionalProperties: false }),
-      Type.Object({ results: Type.Record(Type.String(), Type.Union([Type.Literal('win'), Type.Literal('lose'), Type.Literal('push')])) }, { additionalProperties: false }),
+      Type.Object({ winner_participant_id: Id }, { additionalProperties: false }),
+      Type.Object({ results: IdRecord(Type.Union([Type.Literal('win'), Type.Literal('lose'), Type.Literal('push')]), 10_000) }, { additionalProperties: false }),
     ]);
     app.post<{ Params: Static<typeof ContestParams>; Body: Static<typeof Settle> }>(
       '/sim/v1/contests/:id/settle',
-      opts('Settle a contest', Settle),
+      opts('Settle a contest', Settle, ContestParams),
       async (req, reply) => {
         try {
           const ev = sim.market.settle(req.params.id, req.body);
@@ -129,18 +138,18 @@ export function simRoutes(sim: SimControl) {
       },
     );
 
-    const AccountParams = Type.Object({ router_account_id: Type.String({ minLength: 1 }) });
+    const AccountParams = Type.Object({ router_account_id: Id });
     const Connect = Type.Object(
       {
-        partner_id: Type.String({ minLength: 1 }),
-        balance: Type.Number({ minimum: 0 }),
+        partner_id: Id,
+        balance: Quantity(),
         credential_status: Type.Optional(Type.Union([Type.Literal('pending'), Type.Literal('connected'), Type.Literal('failed')])),
       },
       { additionalProperties: false },
     );
     app.post<{ Params: Static<typeof AccountParams>; Body: Static<typeof Connect> }>(
       '/sim/v1/accounts/:router_account_id/connect',
-      opts('Connect a sim venue to an account with a venue balance', Connect),
+      opts('Connect a sim venue to an account with a venue balance', Connect, AccountParams),
       async (req, reply) => {
         try {
           return sendEnvelope(reply, now(), sim.market.connectAccount(req.params.router_account_id, req.body));

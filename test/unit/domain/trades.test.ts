@@ -121,6 +121,11 @@ describe('trades window', () => {
     expect(parseTradeTime(String(now))).toBe(now);
     for (const bad of ['2026-11-20', '2026-11-20T11:00:00', 'yesterday', '-5', '']) expect(parseTradeTime(bad)).toBeNull();
   });
+  it('refuses instants a store cannot hold: beyond 2^53, past year 2286, before 1970', () => {
+    for (const bad of ['9007199254740993', '10000000000000', '9'.repeat(40), '9999-12-31T00:00:00Z', '1969-12-31T23:59:59Z']) expect(parseTradeTime(bad), bad).toBeNull();
+    expect(parseTradeTime('9999999999999')).toBe(9_999_999_999_999);
+    expect(parseTradeTime('0')).toBe(0);
+  });
   it('defaults since to one hour ago with an open until', () => {
     expect(resolveTradesWindow(undefined, undefined, now)).toEqual({ ok: true, since: now - 3_600_000, until: null });
   });

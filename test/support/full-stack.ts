@@ -1,0 +1,48 @@
+/**
+ * The whole REST surface on the real stores, as `flow all` mounts it (cli/flow.ts): catalog, auth,
+ * liquidity (hot state in Redis), history (chDB) and the simulator control API, plus a key whose
+ * limits a hostile-input test cannot exhaust. The simulator is a real SimMarket that is never
+ * started, so nothing moves unless a test tells it to.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { historyRoutes } from '../../api/rest/history/routes.js';
+import { liquidityRoutes } from '../../api/rest/liquidity/routes.js';
+import { simRoutes } from '../../api/rest/sim/routes.js';
+import type { RoutePlugin } from '../../api/rest/app.js';
+import { createClickHouse } from '../../src/store/clickhouse/client.js';
+import { createKey } from '../../src/store/pg/keys.js';
+import { HotState } from '../../src/store/redis/hot.js';
+import { SimMarket } from '../../src/venues/sim/index.js';
+import { startStack, type TestStack } from './stack.js';
+
+export interface FullStack {
+  stack: TestStack;
+  market: SimMarket;
+  /** Headers of a pro key allowed far more requests than any test sends. */
+  auth: Record<string, string>;
+  admin: Record<string, string>;
+  close(): Promise<void>;
+}
+
+export async function startFullStack(extra: RoutePlugin[] = []): Promise<FullStack> {
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'flow-fullstack-'));
+  const ch = createClickHouse({ url: process.env.CLICKHOUSE_URL ?? null, dataDir });
+  const market = new SimMarket({ seed: 8, now: Date.now() });
+  const liquidity: RoutePlugin = (app, ctx) => liquidityRoutes(new HotState(ctx.redis, ctx.ks))(app, ctx);
+  const sim = simRoutes({ market, refresh: async () => undefined });
+  const stack = await startStack({ plugins: [liquidity, historyRoutes, sim, ...extra], clickhouse: ch });
+  const key = await createKey(stack.rt.pool, { plan: 'enterprise', keyType: 'execution', environment: 'test', rateLimitPerMinute: 10_000_000, rateLimitPerDay: 100_000_000 });
+  return {
+    stack,
+    market,
+    auth: { 'x-api-key': key.api_key },
+    admin: { 'x-admin-token': stack.config.adminToken },
+    async close() {
+      await stack.close();
+      await ch.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
