@@ -39,6 +39,8 @@ export interface LookupHooks {
 }
 
 export interface PrincipalCacheOptions extends LookupHooks {
+  /** Test seam: runs after a lookup answered and before its answer enters the in-process cache. */
+  beforeFill?: (cred: Credential) => Promise<void>;
   now?: () => number;
   maxEntries?: number;
   maxNegative?: number;
@@ -83,6 +85,7 @@ export class PrincipalCache {
     if (cached !== undefined) return cached;
     const epoch = this.evictions;
     const rec = await resolveShared(this.gate, this.pool, cred, this.opts);
+    await this.opts.beforeFill?.(cred);
     if (epoch === this.evictions) {
       (isInvalid(rec) ? this.refused : this.valid).set(PrincipalCache.localKey(cred), { rec, until: this.now() + LOCAL_TTL_MS });
     }

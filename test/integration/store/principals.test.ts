@@ -117,6 +117,31 @@ describe('revocation racing a lookup', () => {
     expect(r.body.error.message).toMatch(/revoked/);
   });
 
+  it('an answer read before an eviction does not enter the in-process cache after it', async () => {
+    const k = await newKey();
+    const cred = keyCred(k);
+    let reachedFill!: () => void;
+    const atFill = new Promise<void>((r) => (reachedFill = r));
+    let release!: () => void;
+    const released = new Promise<void>((r) => (release = r));
+    const a = await processCache({
+      beforeFill: async () => {
+        reachedFill();
+        await released;
+      },
+    });
+    const held = a.cache.resolve(cred);
+    await atFill;
+    const evicted = a.nextEviction();
+    await keysRevoke(s.rt, k.key_id);
+    await evicted;
+    release();
+    // The request that asked before the revocation may pass; nothing after it may.
+    expect(await held).toMatchObject({ key_id: k.key_id });
+    expect(a.cache.peek(cred)).toBeUndefined();
+    expect(await a.cache.resolve(cred)).toEqual({ invalid: 'revoked' });
+  });
+
   it('a lookup held across the revocation that writes its record still leaves the tombstone in Redis', async () => {
     // Same race through the uncached path the stream gateway uses at each key re-check.
     const k = await newKey();
