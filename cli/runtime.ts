@@ -57,7 +57,8 @@ export async function openRuntime(config: Config, log: Logger, opts: { clock?: C
   let ch: ClickHouseClient | null = null;
   const gate = new RequestGate(redis, ks);
   // The key index answers unknown API keys without PostgreSQL once complete; built here when missing.
-  await ensureKeyIndex(gate, pool);
+  // Should that fail, lookups ask PostgreSQL and the next one that finds the index incomplete retries.
+  await ensureKeyIndex(gate, pool).catch((err: unknown) => log.warn({ err }, 'could not build the API key index now; unknown keys are checked in PostgreSQL until it is'));
   return {
     config,
     log,
