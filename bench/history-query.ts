@@ -121,7 +121,7 @@ export default async function run(args: string[]): Promise<void> {
   const { rt, close } = await benchRuntime('history_query');
   try {
     const ticks = await ensureData(ch, rows, values.fresh === true);
-    const key = await createKey(rt.pool, { plan: 'pro', keyType: 'data', environment: 'test', rateLimitPerMinute: 10_000_000, rateLimitPerDay: 100_000_000 });
+    const key = await createKey(rt.pool, rt.gate, { plan: 'pro', keyType: 'data', environment: 'test', rateLimitPerMinute: 10_000_000, rateLimitPerDay: 100_000_000 });
     const built = await buildApp(
       // The bench's rows come from the synthetic generator, marked synthetic: serve them.
       { config: { ...rt.config, historyIncludeSynthetic: true }, log: rt.log, clock: rt.clock, pool: rt.pool, redis: rt.redis, ks: rt.ks, gate: rt.gate, cursors: rt.cursors, metrics: rt.metrics, clickhouse: ch },

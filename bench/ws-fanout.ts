@@ -191,7 +191,7 @@ export default async function run(args: string[]): Promise<void> {
   let rawListen: unknown = null;
   const children: ChildProcess[] = [];
   try {
-    const key = await createKey(rt.pool, { plan: 'free', keyType: 'data', environment: 'test' });
+    const key = await createKey(rt.pool, rt.gate, { plan: 'free', keyType: 'data', environment: 'test' });
     // The gateway role as `flow gateway` starts it, on an ephemeral port.
     gw = await startGatewayRole({ ...rt, config: { ...rt.config, streamPort: 0 } });
     const bus = new BusPublisher(rt.redis, rt.ks);

@@ -6,8 +6,9 @@
  * flow history import|synthesize|prune|status|migrate  ClickHouse history (docs/history.md)
  * flow migrate                               apply PostgreSQL migrations and exit
  */
-import { loadConfig, parseRoles, ConfigError, type Role } from '../src/config.js';
-import { createLogger } from '../src/log.js';
+import { loadConfig, parseRoles, ConfigError, SECRETS, type Role } from '../src/config.js';
+import { createLogger, type Logger } from '../src/log.js';
+import { dataDirSecrets, type GeneratedSecret } from '../src/secrets.js';
 import { ensureDemoKey, seedSimCatalog } from './bootstrap.js';
 import { CommandFailed } from './errors.js';
 import { jwtCommand, runKeysCommand, UsageError } from './keys.js';
@@ -60,10 +61,21 @@ async function startRoles(rt: Runtime, roles: Role[]): Promise<Running[]> {
   return running;
 }
 
+/** Says once, when a secret was generated, where it is kept; the admin token itself is shown (operators need it). */
+function announceSecrets(generated: GeneratedSecret[], log: Logger): void {
+  for (const g of generated) {
+    if (g.name === 'adminToken') {
+      log.warn({ admin_token: g.value, file: g.file }, `generated ${SECRETS.adminToken.purpose}: shown once, kept in the file (mode 0600); set FLOW_ADMIN_TOKEN to choose your own`);
+    } else log.info({ secret: SECRETS[g.name].variable, file: g.file }, `generated ${SECRETS[g.name].purpose} and kept it in the file (mode 0600)`);
+  }
+}
+
 async function runRoles(roles: Role[]): Promise<void> {
-  const config = loadConfig({ ...process.env, FLOW_ROLES: roles.join(',') });
+  // Secrets not set in the environment live in FLOW_DATA_DIR, shared with the CLI commands.
+  const secrets = dataDirSecrets();
+  const config = loadConfig({ ...process.env, FLOW_ROLES: roles.join(',') }, secrets.source);
   const log = createLogger(config.logLevel);
-  if (config.adminTokenIsDefault) log.warn('FLOW_ADMIN_TOKEN is not set: the simulator control API accepts the default token dev-admin');
+  announceSecrets(secrets.generated, log);
   const rt = await openRuntime(config, log);
   if (config.venues.includes('sim')) {
     await seedSimCatalog(rt);
@@ -94,7 +106,14 @@ async function runRoles(roles: Role[]): Promise<void> {
 }
 
 async function runTool(fn: (rt: Runtime) => Promise<void>): Promise<void> {
-  const config = loadConfig();
+  // The same secrets as the service (e.g. `flow jwt` signs with the key the API verifies with).
+  const secrets = dataDirSecrets();
+  const config = loadConfig(process.env, secrets.source);
+  // Announced on stderr: stdout carries the command's answer alone (a token, JSON).
+  for (const g of secrets.generated) {
+    const shown = g.name === 'adminToken' ? `, shown once: ${g.value}` : '';
+    process.stderr.write(`flow: generated ${SECRETS[g.name].purpose} and kept it in ${g.file} (mode 0600)${shown}\n`);
+  }
   const log = createLogger(process.env.LOG_LEVEL || 'warn');
   const rt = await openRuntime(config, log, { defaultMetrics: false });
   try {

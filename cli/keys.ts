@@ -35,7 +35,7 @@ export async function keysCreate(rt: Runtime, argv: string[]): Promise<CreatedKe
   if (!values.env || !isEnvironment(values.env)) throw new UsageError('--env must be test or live');
   const entitlements = values.entitlements?.split(',').map((s) => s.trim()).filter(Boolean);
   try {
-    return await createKey(rt.pool, {
+    return await createKey(rt.pool, rt.gate, {
       plan: values.plan,
       keyType: values.type,
       environment: values.env,
@@ -50,11 +50,14 @@ export async function keysCreate(rt: Runtime, argv: string[]): Promise<CreatedKe
   }
 }
 
-/** Revokes in PostgreSQL, evicts the cached principal and tells stream gateways to close its sockets. */
+/**
+ * Revokes in PostgreSQL, then turns the Redis copy into a tombstone (no lookup in flight can write the
+ * key back) and tells every process to evict it and stream gateways to close its sockets.
+ */
 export async function keysRevoke(rt: Runtime, keyId: string): Promise<boolean> {
   const hash = await revokeKey(rt.pool, keyId);
   if (!hash) return false;
-  await rt.gate.forget(rt.gate.recordKey('key', hash));
+  await rt.gate.markRevoked(hash);
   await rt.redis.publish(busTopic(rt.ks, 'keys-revoked'), JSON.stringify({ key_id: keyId, key_hash: hash }));
   return true;
 }

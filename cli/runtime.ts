@@ -12,6 +12,7 @@ import { createClickHouse, type ClickHouseClient } from '../src/store/clickhouse
 import { createPool, ensureDatabase, migrate, type Pool } from '../src/store/pg/pool.js';
 import { createRedis, Keyspace, type Redis } from '../src/store/redis/client.js';
 import { RequestGate } from '../src/store/redis/gate.js';
+import { ensureKeyIndex } from '../src/store/principals.js';
 
 export interface Runtime {
   config: Config;
@@ -55,6 +56,9 @@ export async function openRuntime(config: Config, log: Logger, opts: { clock?: C
   if (opts.defaultMetrics !== false) collectDefaultMetrics({ register: metrics });
   let ch: ClickHouseClient | null = null;
   const gate = new RequestGate(redis, ks);
+  // The key index answers unknown API keys without PostgreSQL once complete; built here when missing.
+  // Should that fail, lookups ask PostgreSQL and the next one that finds the index incomplete retries.
+  await ensureKeyIndex(gate, pool).catch((err: unknown) => log.warn({ err }, 'could not build the API key index now; unknown keys are checked in PostgreSQL until it is'));
   return {
     config,
     log,

@@ -2,6 +2,7 @@
  * One typed configuration, read once from the environment (names fixed by
  * shared/OPERATOR-INTERFACE.md). Everything else receives a Config; nothing reads process.env.
  */
+import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 
 export const ROLES = ['api', 'gateway', 'ingest', 'compute', 'execute', 'scheduler'] as const;
@@ -19,11 +20,13 @@ export interface Config {
   roles: Role[];
   venues: string[];
   simSeed: number;
+  /** Guards /sim/v1 (X-Admin-Token). */
   adminToken: string;
-  adminTokenIsDefault: boolean;
+  /** Signs and verifies player JWTs. */
   jwtSecret: string;
   streamMaxConnectionsPerKey: number;
-  /** Secret that signs pagination cursors so tampered or foreign cursors are refused. */
+  /** Signs pagination cursors so tampered or foreign cursors are refused; its own secret, so a
+   * cursor never tells anything about the JWT key. */
   cursorSecret: string;
   logLevel: string;
   /** Retention of tick/price history in ClickHouse, days (0 = keep forever). */
@@ -33,6 +36,27 @@ export interface Config {
 }
 
 export class ConfigError extends Error {}
+
+/**
+ * The service's secrets. None has a built-in value: each comes from its variable or, when that is
+ * unset, from its file in FLOW_DATA_DIR (generated on first start, see src/secrets.ts).
+ */
+export const SECRETS = {
+  adminToken: { variable: 'FLOW_ADMIN_TOKEN', file: 'admin-token', purpose: 'the operator token (X-Admin-Token for /sim/v1)' },
+  jwtSecret: { variable: 'FLOW_JWT_SECRET', file: 'jwt-secret', purpose: 'the player JWT signing secret' },
+  cursorSecret: { variable: 'FLOW_CURSOR_SECRET', file: 'cursor-secret', purpose: 'the pagination cursor key' },
+} as const;
+export type SecretName = keyof typeof SECRETS;
+
+/** Supplies a secret its variable leaves unset; `file` is where FLOW_DATA_DIR keeps it. */
+export type SecretSource = (name: SecretName, file: string) => string;
+
+/**
+ * A fresh random secret for this process only: the default for callers that hold their Config in
+ * process (tests, benches). The CLI passes the data-dir source instead, so every process and
+ * command of one installation shares the same secrets.
+ */
+export const processSecrets: SecretSource = () => randomBytes(32).toString('base64url');
 
 function int(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 0, max = Number.MAX_SAFE_INTEGER): number {
   const raw = env[name];
@@ -68,10 +92,9 @@ export function parseRoles(raw: string | undefined): Role[] {
   return items as Role[];
 }
 
-export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, secrets: SecretSource = processSecrets): Config {
   const dataDir = path.resolve(env.FLOW_DATA_DIR || './data');
-  const adminToken = env.FLOW_ADMIN_TOKEN || 'dev-admin';
-  const jwtSecret = env.FLOW_JWT_SECRET || 'dev-jwt-secret-change-me';
+  const secret = (name: SecretName): string => env[SECRETS[name].variable] || secrets(name, path.join(dataDir, SECRETS[name].file));
   return {
     host: env.HOST || '127.0.0.1',
     port: int(env, 'PORT', 8080, 0, 65535),
@@ -84,11 +107,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     roles: parseRoles(env.FLOW_ROLES),
     venues: list(env.FLOW_VENUES, ['sim']),
     simSeed: int(env, 'FLOW_SIM_SEED', 1),
-    adminToken,
-    adminTokenIsDefault: !env.FLOW_ADMIN_TOKEN,
-    jwtSecret,
+    adminToken: secret('adminToken'),
+    jwtSecret: secret('jwtSecret'),
     streamMaxConnectionsPerKey: int(env, 'FLOW_STREAM_MAX_CONNECTIONS_PER_KEY', 3, 1),
-    cursorSecret: env.FLOW_CURSOR_SECRET || `cursor:${jwtSecret}`,
+    cursorSecret: secret('cursorSecret'),
     logLevel: env.LOG_LEVEL || 'info',
     historyRetentionDays: int(env, 'FLOW_HISTORY_RETENTION_DAYS', 0),
     historyIncludeSynthetic: bool(env, 'FLOW_HISTORY_INCLUDE_SYNTHETIC', false),

@@ -16,6 +16,7 @@ import type { Config } from '../../src/config.js';
 import type { PrincipalRecord } from '../../src/domain/principal.js';
 import { missingEntitlements } from '../../src/domain/plans.js';
 import { STREAM_CHANNELS, type BusMessage, type StreamChannel } from '../../src/domain/stream.js';
+import { isWellFormedApiKey } from '../../src/domain/api-key.js';
 import { sha256Hex } from '../../src/ids.js';
 import type { Logger } from '../../src/log.js';
 import type { Pool } from '../../src/store/pg/pool.js';
@@ -345,6 +346,10 @@ class StreamGateway {
     if (!apiKey) {
       this.m.upgrades.inc({ result: 'unauthorized' });
       return refuse('401 Unauthorized', 'unauthorized', 'missing API key: pass ?api_key=<API_KEY> or the X-API-Key header');
+    }
+    if (!isWellFormedApiKey(apiKey)) {
+      this.m.upgrades.inc({ result: 'unauthorized' });
+      return refuse('401 Unauthorized', 'unauthorized', 'unknown API key: check that it was copied whole');
     }
     try {
       const keyHash = sha256Hex(apiKey);

@@ -25,7 +25,7 @@ const config = loadConfig({
 const rt = await openRuntime(config, pino({ level: 'warn' }), { defaultMetrics: false });
 await seedSimCatalog(rt);
 // Limits far above the load so the bench measures the rate-limit path, not 429s.
-const key = await createKey(rt.pool, { plan: 'scale', keyType: 'data', environment: 'test', rateLimitPerMinute: 1_000_000_000, rateLimitPerDay: 2_000_000_000 });
+const key = await createKey(rt.pool, rt.gate, { plan: 'scale', keyType: 'data', environment: 'test', rateLimitPerMinute: 1_000_000_000, rateLimitPerDay: 2_000_000_000 });
 const built = await buildApp(appContext(rt, { metrics: new Registry() }), [liquidityRoutes(new HotState(rt.redis, rt.ks))]);
 await built.app.listen({ host: '127.0.0.1', port: 0 });
 const flowPort = (built.app.server.address() as { port: number }).port;

@@ -1,6 +1,8 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { signPlayerJwt } from '../../src/jwt.js';
+import { runCli } from '../support/cli.js';
 import { startService, type Service } from '../support/service.js';
 
 let svc: Service;
@@ -10,8 +12,13 @@ const j = async (url: string, headers: Record<string, string> = {}) => {
   return { status: r.status, body: (await r.json()) as any, headers: r.headers };
 };
 
+const SECRET_FILES = ['admin-token', 'jwt-secret', 'cursor-secret'];
+const secretFiles = () => SECRET_FILES.map((f) => readFileSync(path.join(svc.env.FLOW_DATA_DIR!, f), 'utf8'));
+let playerToken: string;
+
 beforeAll(async () => {
-  svc = await startService();
+  // As an operator starts it: no secret in the environment (empty counts as unset).
+  svc = await startService({ FLOW_ADMIN_TOKEN: '', FLOW_JWT_SECRET: '', FLOW_CURSOR_SECRET: '' });
   key = JSON.parse(readFileSync(path.join(svc.env.FLOW_DATA_DIR!, 'demo-key.json'), 'utf8')).api_key;
 }, 90_000);
 afterAll(async () => svc?.cleanup(), 60_000);
@@ -23,6 +30,37 @@ describe('the service as an operator starts it', () => {
     expect(demo[0]!.api_key).toBe(key);
     const me = await j('/flow/v1/auth/me');
     expect(me.body.data).toMatchObject({ plan: 'scale', environment: 'test', can_execute: true, current_key: { key_type: 'execution' } });
+  });
+
+  it('generates its secrets on first start, mode 0600, and prints the admin token once', () => {
+    for (const f of SECRET_FILES) expect(statSync(path.join(svc.env.FLOW_DATA_DIR!, f)).mode & 0o777, f).toBe(0o600);
+    const [admin, jwt, cursor] = secretFiles().map((v) => v.trim());
+    expect(new Set([admin, jwt, cursor]).size).toBe(3);
+    for (const v of [admin, jwt, cursor]) expect(v!.length).toBeGreaterThanOrEqual(43);
+    const shown = svc.logs.filter((l) => 'admin_token' in l);
+    expect(shown).toHaveLength(1);
+    expect(shown[0]!.admin_token).toBe(admin);
+  });
+
+  it('refuses a JWT signed with the old built-in secret and accepts one minted by flow jwt', async () => {
+    const account = JSON.parse(readFileSync(path.join(svc.env.FLOW_DATA_DIR!, 'demo-key.json'), 'utf8')).router_account_id as string;
+    const forged = signPlayerJwt('dev-jwt-secret-change-me', account, 600);
+    const refused = await fetch(svc.base + '/flow/v1/auth/me', { headers: { authorization: `Bearer ${forged}` } });
+    expect(refused.status).toBe(401);
+    // The real CLI, as a separate process, against the same data dir and no FLOW_JWT_SECRET.
+    const minted = await runCli(['jwt', '--account', account, '--ttl', '600'], svc.env);
+    expect(minted.code, minted.stderr).toBe(0);
+    playerToken = minted.stdout.trim();
+    const me = await fetch(svc.base + '/flow/v1/auth/me', { headers: { authorization: `Bearer ${playerToken}` } });
+    expect(me.status).toBe(200);
+    expect(((await me.json()) as any).data).toMatchObject({ auth_method: 'jwt', router_account_id: account });
+  });
+
+  it('guards /sim/v1 with the generated admin token, not the old default', async () => {
+    const state = (token?: string) => fetch(svc.base + '/sim/v1/state', { headers: token === undefined ? {} : { 'x-admin-token': token } });
+    expect((await state()).status).toBe(401);
+    expect((await state('dev-admin')).status).toBe(401);
+    expect((await state(secretFiles()[0]!.trim())).status).toBe(200);
   });
 
   it('is healthy and ready, with metrics', async () => {
@@ -58,14 +96,20 @@ describe('the service as an operator starts it', () => {
     expect(markets.map((m: any) => m.key)).toEqual(expect.arrayContaining(['moneyline', 'spread', 'total']));
   });
 
-  it('stops cleanly on SIGTERM and keeps the same demo key on restart', async () => {
+  it('stops cleanly on SIGTERM and keeps the same demo key and secrets on restart', async () => {
+    const before = secretFiles();
     expect(await svc.stop('SIGTERM')).toBe(0);
     expect(svc.logs.some((l) => l.msg === 'stopped')).toBe(true);
     const again = await startService({}, svc);
     try {
       expect(again.logs.filter((l) => typeof l.api_key === 'string')).toHaveLength(0);
+      expect(again.logs.filter((l) => 'admin_token' in l)).toHaveLength(0);
+      expect(secretFiles()).toEqual(before);
       const r = await fetch(again.base + '/flow/v1/leagues', { headers: { 'x-api-key': key } });
       expect(r.status).toBe(200);
+      // A token minted against the first start still verifies: the JWT secret was reused.
+      const me = await fetch(again.base + '/flow/v1/auth/me', { headers: { authorization: `Bearer ${playerToken}` } });
+      expect(me.status).toBe(200);
     } finally {
       expect(await again.stop('SIGTERM')).toBe(0);
     }

@@ -33,7 +33,7 @@ export async function startFullStack(extra: RoutePlugin[] = []): Promise<FullSta
   const liquidity: RoutePlugin = (app, ctx) => liquidityRoutes(new HotState(ctx.redis, ctx.ks))(app, ctx);
   const sim = simRoutes({ market, refresh: async () => undefined });
   const stack = await startStack({ plugins: [liquidity, historyRoutes, sim, ...extra], clickhouse: ch });
-  const key = await createKey(stack.rt.pool, { plan: 'enterprise', keyType: 'execution', environment: 'test', rateLimitPerMinute: 10_000_000, rateLimitPerDay: 100_000_000 });
+  const key = await createKey(stack.rt.pool, stack.rt.gate, { plan: 'enterprise', keyType: 'execution', environment: 'test', rateLimitPerMinute: 10_000_000, rateLimitPerDay: 100_000_000 });
   return {
     stack,
     market,

@@ -31,6 +31,7 @@ export async function startService(extraEnv: Record<string, string> = {}, reuse?
     STREAM_PORT: '0',
     FLOW_ADMIN_TOKEN: 'test-admin',
     FLOW_JWT_SECRET: 'test-jwt-secret',
+    FLOW_CURSOR_SECRET: 'test-cursor-secret',
     LOG_LEVEL: 'info',
     ...extraEnv,
   };

@@ -70,6 +70,7 @@ export async function startStack(
     FLOW_DATA_DIR: names.dataDir,
     FLOW_JWT_SECRET: 'test-jwt-secret',
     FLOW_ADMIN_TOKEN: 'test-admin',
+    FLOW_CURSOR_SECRET: 'test-cursor-secret',
   };
   const config = loadConfig(env);
   const rt = await openRuntime(config, pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }), { clock: opts.clock, defaultMetrics: false });

@@ -14,8 +14,6 @@ describe('config', () => {
       clickhouseUrl: null,
       venues: ['sim'],
       simSeed: 1,
-      adminToken: 'dev-admin',
-      adminTokenIsDefault: true,
       streamMaxConnectionsPerKey: 3,
     });
     expect(c.roles).toEqual([...ROLES]);
@@ -23,7 +21,35 @@ describe('config', () => {
   });
   it('reads every variable', () => {
     const c = loadConfig({ PORT: '9000', STREAM_PORT: '9001', FLOW_ROLES: 'api,gateway', FLOW_VENUES: 'sim, other', FLOW_SIM_SEED: '7', CLICKHOUSE_URL: 'http://ch:8123', FLOW_ADMIN_TOKEN: 's3cret', FLOW_STREAM_MAX_CONNECTIONS_PER_KEY: '5', REDIS_PREFIX: 'x' });
-    expect(c).toMatchObject({ port: 9000, streamPort: 9001, roles: ['api', 'gateway'], venues: ['sim', 'other'], simSeed: 7, clickhouseUrl: 'http://ch:8123', adminToken: 's3cret', adminTokenIsDefault: false, streamMaxConnectionsPerKey: 5, redisPrefix: 'x' });
+    expect(c).toMatchObject({ port: 9000, streamPort: 9001, roles: ['api', 'gateway'], venues: ['sim', 'other'], simSeed: 7, clickhouseUrl: 'http://ch:8123', adminToken: 's3cret', streamMaxConnectionsPerKey: 5, redisPrefix: 'x' });
+  });
+  it('has no built-in secret: unset ones come from the secret source, each its own', () => {
+    const asked: [string, string][] = [];
+    const c = loadConfig({ FLOW_DATA_DIR: '/srv/flow' }, (name, file) => {
+      asked.push([name, file]);
+      return `from-source-${name}`;
+    });
+    expect(asked.sort()).toEqual([
+      ['adminToken', '/srv/flow/admin-token'],
+      ['cursorSecret', '/srv/flow/cursor-secret'],
+      ['jwtSecret', '/srv/flow/jwt-secret'],
+    ]);
+    expect([c.adminToken, c.jwtSecret, c.cursorSecret]).toEqual(['from-source-adminToken', 'from-source-jwtSecret', 'from-source-cursorSecret']);
+    // Without a source (tests, benches), each process gets random secrets, never a fixed value.
+    const a = loadConfig({});
+    const b = loadConfig({});
+    for (const name of ['adminToken', 'jwtSecret', 'cursorSecret'] as const) {
+      expect(a[name]).not.toBe(b[name]);
+      expect(a[name].length).toBeGreaterThanOrEqual(43);
+    }
+    expect(a.cursorSecret).not.toContain(a.jwtSecret);
+    expect([a.adminToken, a.jwtSecret]).not.toContain('dev-admin');
+    // Variables win, and the cursor key is not derived from the JWT secret.
+    const v = loadConfig({ FLOW_ADMIN_TOKEN: 'adm', FLOW_JWT_SECRET: 'jwt', FLOW_CURSOR_SECRET: 'cur' }, () => {
+      throw new Error('not asked when set');
+    });
+    expect([v.adminToken, v.jwtSecret, v.cursorSecret]).toEqual(['adm', 'jwt', 'cur']);
+    expect(loadConfig({ FLOW_JWT_SECRET: 'jwt' }).cursorSecret).not.toContain('jwt');
   });
   it('refuses bad values with a message naming the variable', () => {
     expect(() => loadConfig({ PORT: 'eighty' })).toThrow(/PORT must be an integer/);

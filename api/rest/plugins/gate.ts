@@ -6,6 +6,8 @@
  *   config: { dayExempt: true }         counts against the minute window only (own-account reads)
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { LRUCache } from 'lru-cache';
+import { isWellFormedApiKey } from '../../../src/domain/api-key.js';
 import { ApiError, entitlementRequired, unauthorized } from '../../../src/errors.js';
 import { missingEntitlements } from '../../../src/domain/plans.js';
 import { principalFromRecord, type Principal, type PrincipalRecord } from '../../../src/domain/principal.js';
@@ -34,15 +36,15 @@ export type GateHook = (request: FastifyRequest, reply: FastifyReply, done: (err
 /** Returns the gate of a route with no entitlements, for requests that match no route. */
 export function installGate(app: FastifyInstance, ctx: AppContext, principals: PrincipalCache): GateHook {
   const views = new WeakMap<PrincipalRecord, Principal>();
-  // Hashing the same key on every request is wasted work; keys are few, requests many.
-  const hashes = new Map<string, string>();
+  // Hashing the same key on every request is wasted work; keys are few, requests many. Least recently
+  // used first out, so a flood of made-up keys costs the valid ones a hash at most, never a wipe.
+  const hashes = new LRUCache<string, string>({ max: 10_000 });
   app.decorateRequest('principal', null as unknown as Principal);
 
   function keyHash(key: string): string {
     let h = hashes.get(key);
     if (!h) {
       h = sha256Hex(key);
-      if (hashes.size > 10_000) hashes.clear();
       hashes.set(key, h);
     }
     return h;
@@ -51,7 +53,8 @@ export function installGate(app: FastifyInstance, ctx: AppContext, principals: P
   function credentials(request: FastifyRequest): Credential {
     const key = request.headers['x-api-key'];
     if (typeof key === 'string' && key.length > 0) {
-      if (key.length > 256) throw unauthorized('API key is not valid');
+      // The checksum refuses a mistyped or made-up key before any store is asked.
+      if (!isWellFormedApiKey(key)) throw unauthorized('API key is not valid: check that it was copied whole');
       return { kind: 'key', id: keyHash(key) };
     }
     const auth = request.headers.authorization;

@@ -36,7 +36,17 @@ export interface CreatedKey {
 
 export class KeyInputError extends Error {}
 
-export async function createKey(pool: Pool, input: CreateKeyInput): Promise<CreatedKey> {
+/**
+ * The index of valid key hashes that answers unknown keys without PostgreSQL (the Redis key index:
+ * RequestGate). It learns a hash before the key exists here, so it never lacks a valid key.
+ */
+export interface KeyHashIndex {
+  indexKeyHash(keyHash: string): Promise<void>;
+  unindexKeyHash(keyHash: string): Promise<void>;
+}
+
+/** Mints a key. Every key is created through here so the key index stays complete. */
+export async function createKey(pool: Pool, index: KeyHashIndex, input: CreateKeyInput): Promise<CreatedKey> {
   const limits = PLAN_RATE_LIMITS[input.plan];
   const rpm = input.rateLimitPerMinute ?? limits.perMinute;
   const rpd = input.rateLimitPerDay ?? limits.perDay;
@@ -45,7 +55,24 @@ export async function createKey(pool: Pool, input: CreateKeyInput): Promise<Crea
   }
   const entitlements = keyEntitlements(input.plan, input.keyType, input.entitlements);
   const apiKey = newApiKey(input.environment);
+  const keyHash = sha256Hex(apiKey);
   const keyId = newId('key');
+  await index.indexKeyHash(keyHash);
+  try {
+    return await insertKey(pool, input, { apiKey, keyHash, keyId, entitlements, rpm, rpd });
+  } catch (err) {
+    // The key was never created: its hash leaves the index (best effort; a stray hash only costs a lookup).
+    await index.unindexKeyHash(keyHash).catch(() => undefined);
+    throw err;
+  }
+}
+
+async function insertKey(
+  pool: Pool,
+  input: CreateKeyInput,
+  k: { apiKey: string; keyHash: string; keyId: string; entitlements: string[]; rpm: number; rpd: number },
+): Promise<CreatedKey> {
+  const { apiKey, keyHash, keyId, entitlements, rpm, rpd } = k;
   return inTransaction(pool, async (c) => {
     let workspaceId = input.workspaceId;
     if (workspaceId) {
@@ -72,7 +99,7 @@ export async function createKey(pool: Pool, input: CreateKeyInput): Promise<Crea
       `INSERT INTO api_keys (key_id, workspace_id, router_account_id, key_hash, key_prefix, plan, key_type, environment,
                              entitlements, rate_limit_per_minute, rate_limit_per_day)
        VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11)`,
-      [keyId, workspaceId, routerAccountId, sha256Hex(apiKey), apiKey.slice(0, 12), input.plan, input.keyType, input.environment, entitlements, rpm, rpd],
+      [keyId, workspaceId, routerAccountId, keyHash, apiKey.slice(0, 12), input.plan, input.keyType, input.environment, entitlements, rpm, rpd],
     );
     return {
       api_key: apiKey,
@@ -161,6 +188,12 @@ export async function revokeKey(pool: Pool, keyId: string): Promise<string | nul
     [keyId],
   );
   return rows[0]?.key_hash ?? null;
+}
+
+/** Hashes of every key not revoked: what the key index is rebuilt from. */
+export async function liveKeyHashes(pool: Pool): Promise<string[]> {
+  const { rows } = await pool.query<{ key_hash: string }>('SELECT key_hash FROM api_keys WHERE revoked_at IS NULL');
+  return rows.map((r) => r.key_hash);
 }
 
 export interface KeyListing {

@@ -110,8 +110,6 @@ interface Lane {
 }
 
 export const HOUR_MS = 3_600_000;
-const NEGATIVE_TTL_MS = 30_000;
-const POSITIVE_TTL_MS = 3_600_000;
 
 /**
  * Usage counters (requests and errors per key per hour, for GET /auth/me) are statistics, not limits:
@@ -181,6 +179,7 @@ export class RequestGate {
     if (!(this.redis as unknown as Record<string, unknown>).flowCount) {
       this.redis.defineCommand('flowCount', { numberOfKeys: 2, lua: COUNT_LUA });
     }
+    defineRecordCommands(this.redis);
   }
 
   /**
@@ -284,19 +283,88 @@ export class RequestGate {
   }
 
   /** The Redis copy of a principal record (shared by processes), or null. */
-  async peek(recordKey: string): Promise<PrincipalRecord | null> {
+  async peek(recordKey: string): Promise<StoredRecord | null> {
     if (this.redis.status !== 'ready') throw new GateUnavailable(this.redis.status);
     const raw = await this.redis.get(recordKey);
-    return raw ? (JSON.parse(raw) as PrincipalRecord) : null;
+    return raw ? (JSON.parse(raw) as StoredRecord) : null;
   }
 
-  async remember(recordKey: string, record: PrincipalRecord | { invalid: 'unknown' | 'revoked' }): Promise<void> {
+  /**
+   * An API key's Redis copy, or else what the key index says of its hash, in one round trip: a key
+   * the complete index does not hold is unknown without asking PostgreSQL.
+   */
+  async lookupKey(keyHash: string): Promise<{ copy: StoredRecord } | { index: 'member' | 'absent' | 'incomplete' }> {
+    if (this.redis.status !== 'ready') throw new GateUnavailable(this.redis.status);
+    const r = await this.scripts.flowKeyLookup(this.recordKey('key', keyHash), this.keyIndex(), keyHash, INDEX_COMPLETE);
+    if (typeof r === 'string') return { copy: JSON.parse(r) as StoredRecord };
+    return { index: r === 1 ? 'member' : r === 0 ? 'absent' : 'incomplete' };
+  }
+
+  /**
+   * Writes the Redis copy of a record read from PostgreSQL, unless the key was revoked meanwhile:
+   * a revocation leaves a tombstone the write checks atomically, so a lookup that read before the
+   * revoke and writes after it cannot revive the key. Returns what the copy says now.
+   */
+  async remember(recordKey: string, record: StoredRecord): Promise<StoredRecord> {
     const ttl = 'invalid' in record && record.invalid ? NEGATIVE_TTL_MS : POSITIVE_TTL_MS;
-    await this.redis.set(recordKey, JSON.stringify(record), 'PX', ttl);
+    const current = await this.scripts.flowRemember(recordKey, JSON.stringify(record), ttl, TOMBSTONE);
+    return current === null ? record : (JSON.parse(current) as StoredRecord);
   }
 
-  async forget(recordKey: string): Promise<void> {
-    await this.redis.del(recordKey);
+  /**
+   * After PostgreSQL marked the key revoked: its copy becomes a tombstone no lookup can overwrite
+   * (it outlives every copy written before it, and loadPrincipalRecord never writes what it read
+   * longer ago than that), and the key index drops it.
+   */
+  async markRevoked(keyHash: string): Promise<void> {
+    await this.redis.multi().set(this.recordKey('key', keyHash), TOMBSTONE, 'PX', TOMBSTONE_TTL_MS).srem(this.keyIndex(), keyHash).exec();
+  }
+
+  /** Adds a key's hash to the index, before the key exists in PostgreSQL (so the index never lacks a valid key). */
+  async indexKeyHash(keyHash: string): Promise<void> {
+    await this.redis.sadd(this.keyIndex(), keyHash);
+  }
+
+  /** Drops a hash whose key was never created (its PostgreSQL insert failed). */
+  async unindexKeyHash(keyHash: string): Promise<void> {
+    await this.redis.srem(this.keyIndex(), keyHash);
+  }
+
+  async keyIndexComplete(): Promise<boolean> {
+    return (await this.redis.sismember(this.keyIndex(), INDEX_COMPLETE)) === 1;
+  }
+
+  /**
+   * Rebuilds the key index from PostgreSQL's live hashes (when Redis lost it, or on first start),
+   * under a lock so one process does it. The hashes are merged into whatever the index holds (keys
+   * created meanwhile were added before their insert), then marked complete in one atomic step that
+   * first checks the staged set survived intact. Returns false when another process holds the lock.
+   */
+  async rebuildKeyIndex(liveHashes: () => Promise<string[]>): Promise<boolean> {
+    const lock = this.ks.k('principal', 'index-rebuild');
+    const token = `${process.pid}:${Math.random()}`;
+    if ((await this.redis.set(lock, token, 'PX', INDEX_REBUILD_LOCK_MS, 'NX')) !== 'OK') return false;
+    const staged = this.ks.k('principal', 'index-staged', token);
+    try {
+      const hashes = [...new Set(await liveHashes())];
+      for (let i = 0; i < hashes.length; i += 1000) {
+        await this.redis.multi().sadd(staged, ...hashes.slice(i, i + 1000)).pexpire(staged, INDEX_REBUILD_LOCK_MS).exec();
+      }
+      const ok = await this.scripts.flowIndexPublish(this.keyIndex(), staged, hashes.length, INDEX_COMPLETE);
+      if (ok !== 1) throw new Error('the staged key index lost entries while it was built (Redis restarted?); it is rebuilt at the next lookup');
+      return true;
+    } finally {
+      await this.redis.multi().del(staged).eval(RELEASE_LUA, 1, lock, token).exec();
+    }
+  }
+
+  private keyIndex(): string {
+    return this.ks.k('principal', 'index');
+  }
+
+  /** The record scripts, defined on the connection in the constructor. */
+  private get scripts(): RecordRedis {
+    return this.redis as unknown as RecordRedis;
   }
 
   /** Counts an error response against the caller's usage (for GET /auth/me). */
@@ -344,3 +412,62 @@ function callEach(cb: (err: unknown, outcome?: GateOutcome) => void, err: unknow
 
 /** Usage is counted per key, or per account for a JWT caller. */
 export const usageId = (r: Pick<PrincipalRecord, 'key_id' | 'router_account_id'>): string => r.key_id ?? `acct:${r.router_account_id}`;
+
+/** A Redis copy: a principal record, or why the credential is refused. */
+export type StoredRecord = PrincipalRecord | { invalid: 'unknown' | 'revoked' };
+
+const NEGATIVE_TTL_MS = 30_000;
+const POSITIVE_TTL_MS = 3_600_000;
+/**
+ * A revoked key's copy. A positive copy written before it is overwritten by it; one written after it
+ * is refused by the remember script while it lives, and it outlives any lookup that could still write
+ * (loadPrincipalRecord drops reads older than a minute).
+ */
+const TOMBSTONE = JSON.stringify({ invalid: 'revoked' });
+export const TOMBSTONE_TTL_MS = POSITIVE_TTL_MS;
+/** The index's completeness mark, a member no hex hash can equal: lost with the set if Redis loses it. */
+const INDEX_COMPLETE = '*complete*';
+const INDEX_REBUILD_LOCK_MS = 120_000;
+
+// KEYS: copy. ARGV: record JSON, ttl ms, tombstone JSON. Writes unless the copy is a tombstone;
+// returns nil when written, else the tombstone.
+const REMEMBER_LUA = `
+local cur = redis.call('GET', KEYS[1])
+if cur == ARGV[3] then return cur end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+return false
+`;
+
+// KEYS: copy, index. ARGV: key hash, completeness mark. Returns the copy, or 1 (indexed),
+// 0 (not indexed by a complete index: unknown), -1 (the index is incomplete).
+const KEY_LOOKUP_LUA = `
+local rec = redis.call('GET', KEYS[1])
+if rec then return rec end
+if redis.call('SISMEMBER', KEYS[2], ARGV[1]) == 1 then return 1 end
+if redis.call('SISMEMBER', KEYS[2], ARGV[2]) == 1 then return 0 end
+return -1
+`;
+
+// KEYS: index, staged. ARGV: staged count, completeness mark. Merges and marks complete only if the
+// staged set holds every hash read from PostgreSQL.
+const INDEX_PUBLISH_LUA = `
+if redis.call('SCARD', KEYS[2]) ~= tonumber(ARGV[1]) then return 0 end
+redis.call('SUNIONSTORE', KEYS[1], KEYS[1], KEYS[2])
+redis.call('SADD', KEYS[1], ARGV[2])
+return 1
+`;
+
+const RELEASE_LUA = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
+
+type RecordRedis = Redis & {
+  flowRemember(copy: string, json: string, ttlMs: number, tombstone: string): Promise<string | null>;
+  flowKeyLookup(copy: string, index: string, keyHash: string, mark: string): Promise<string | number>;
+  flowIndexPublish(index: string, staged: string, count: number, mark: string): Promise<number>;
+};
+
+function defineRecordCommands(redis: Redis): void {
+  if ((redis as unknown as Record<string, unknown>).flowRemember) return;
+  redis.defineCommand('flowRemember', { numberOfKeys: 1, lua: REMEMBER_LUA });
+  redis.defineCommand('flowKeyLookup', { numberOfKeys: 2, lua: KEY_LOOKUP_LUA });
+  redis.defineCommand('flowIndexPublish', { numberOfKeys: 2, lua: INDEX_PUBLISH_LUA });
+}

@@ -279,7 +279,7 @@ describe('plain HTTP on the stream port', () => {
     const metrics = await (await fetch(`http://127.0.0.1:${h.gw.port}/metrics`)).text();
     expect(metrics).toContain('flow_stream_upgrades_total{result="accepted"}');
     expect(metrics).toContain('flow_stream_upgrades_total{result="limit"}');
-    const k = await createKey(h.s.rt.pool, { plan: 'free', keyType: 'data', environment: 'test' });
+    const k = await createKey(h.s.rt.pool, h.s.rt.gate, { plan: 'free', keyType: 'data', environment: 'test' });
     const e = await refusal(connectWs(`ws://127.0.0.1:${h.gw.port}/flow/v2/stream?api_key=${k.api_key}`));
     expect(e.status).toBe(404);
   });

@@ -68,7 +68,7 @@ export async function startHarness(tuning: Partial<GatewayTuning> = {}): Promise
     bus,
     startGateway: (t) => start(t),
     key: (plan, extra = {}) =>
-      createKey(s.rt.pool, { plan, keyType: 'data', environment: 'test', workspaceId: extra.workspaceId, entitlements: extra.entitlements }),
+      createKey(s.rt.pool, s.rt.gate, { plan, keyType: 'data', environment: 'test', workspaceId: extra.workspaceId, entitlements: extra.entitlements }),
     url,
     open,
     async connect(apiKey, opts = {}) {

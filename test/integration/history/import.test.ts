@@ -85,7 +85,7 @@ beforeAll(async () => {
   s = await startStack({ clock: new ManualClock(NOW), plugins: [historyRoutes], clickhouse: tch.ch });
   await prepareHistoryStore(tch.ch, { retentionDays: 0 });
   rt = { ...s.rt, clickhouse: () => tch.ch };
-  KEY = { 'x-api-key': (await createKey(s.rt.pool, { plan: 'pro', keyType: 'data', environment: 'test', rateLimitPerMinute: 100_000, rateLimitPerDay: 1_000_000 })).api_key };
+  KEY = { 'x-api-key': (await createKey(s.rt.pool, s.rt.gate, { plan: 'pro', keyType: 'data', environment: 'test', rateLimitPerMinute: 100_000, rateLimitPerDay: 1_000_000 })).api_key };
   withSynthetic = await buildApp(appContext(s.rt, { clickhouse: tch.ch, metrics: new Registry(), config: { ...s.rt.config, historyIncludeSynthetic: true } }), [historyRoutes]);
 });
 

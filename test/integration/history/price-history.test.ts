@@ -38,8 +38,8 @@ beforeAll(async () => {
   tch = openTestClickHouse();
   await prepareHistoryStore(tch.ch, { retentionDays: 0 });
   s = await startStack({ clock, plugins: [historyRoutes], clickhouse: tch.ch });
-  PRO = { 'x-api-key': (await createKey(s.rt.pool, { plan: 'pro', keyType: 'data', environment: 'test', rateLimitPerMinute: 100_000, rateLimitPerDay: 1_000_000 })).api_key };
-  FREE = { 'x-api-key': (await createKey(s.rt.pool, { plan: 'free', keyType: 'data', environment: 'test', rateLimitPerMinute: 100_000, rateLimitPerDay: 1_000_000 })).api_key };
+  PRO = { 'x-api-key': (await createKey(s.rt.pool, s.rt.gate, { plan: 'pro', keyType: 'data', environment: 'test', rateLimitPerMinute: 100_000, rateLimitPerDay: 1_000_000 })).api_key };
+  FREE = { 'x-api-key': (await createKey(s.rt.pool, s.rt.gate, { plan: 'free', keyType: 'data', environment: 'test', rateLimitPerMinute: 100_000, rateLimitPerDay: 1_000_000 })).api_key };
 
   const w = new HistoryWriter(tch.ch, { flushIntervalMs: 60_000 });
   const point = (position_hash: string, at: number, price: number, contest_id = C) => w.writePoint({ ts: T0 + at, contest_id, position_hash, price });

@@ -55,8 +55,8 @@ beforeAll(async () => {
   tch = openTestClickHouse();
   await prepareHistoryStore(tch.ch, { retentionDays: 0 });
   s = await startStack({ clock: new ManualClock(NOW), plugins: [historyRoutes], clickhouse: tch.ch });
-  PRO = { 'x-api-key': (await createKey(s.rt.pool, { plan: 'pro', keyType: 'data', environment: 'test', rateLimitPerMinute: 100_000, rateLimitPerDay: 1_000_000 })).api_key };
-  FREE = { 'x-api-key': (await createKey(s.rt.pool, { plan: 'free', keyType: 'data', environment: 'test', rateLimitPerMinute: 100_000, rateLimitPerDay: 1_000_000 })).api_key };
+  PRO = { 'x-api-key': (await createKey(s.rt.pool, s.rt.gate, { plan: 'pro', keyType: 'data', environment: 'test', rateLimitPerMinute: 100_000, rateLimitPerDay: 1_000_000 })).api_key };
+  FREE = { 'x-api-key': (await createKey(s.rt.pool, s.rt.gate, { plan: 'free', keyType: 'data', environment: 'test', rateLimitPerMinute: 100_000, rateLimitPerDay: 1_000_000 })).api_key };
   const w = new HistoryWriter(tch.ch, { flushIntervalMs: 60_000 });
   // tr1 arrives twice (a stream and a poll both delivered it): it must be reported once.
   w.trades([tr1, tr2, tr3, tr4, tr5, tr6, tr7, tr8, tr1]);

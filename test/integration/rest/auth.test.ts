@@ -27,7 +27,7 @@ beforeAll(async () => {
 afterAll(async () => s?.close());
 
 const key = (plan: Plan, keyType: 'data' | 'execution' = 'data', extra: object = {}) =>
-  createKey(s.rt.pool, { plan, keyType, environment: 'test', rateLimitPerMinute: 100_000, rateLimitPerDay: 1_000_000, ...extra });
+  createKey(s.rt.pool, s.rt.gate, { plan, keyType, environment: 'test', rateLimitPerMinute: 100_000, rateLimitPerDay: 1_000_000, ...extra });
 
 describe('API key authentication', () => {
   it('401s a missing, unknown or malformed key with the error shape', async () => {
@@ -72,7 +72,7 @@ describe('API key authentication', () => {
     expect(metrics.body).toContain('flow_http_requests_total');
     // The gate's batching shows as checks per script call; a gated request moves both.
     const figure = (body: string, name: string) => Number(new RegExp(`^${name} (\\d+)$`, 'm').exec(body)?.[1]);
-    const k = await createKey(s.rt.pool, { plan: 'free', keyType: 'data', environment: 'test' });
+    const k = await createKey(s.rt.pool, s.rt.gate, { plan: 'free', keyType: 'data', environment: 'test' });
     expect((await get(app(), '/flow/v1/leagues', { 'x-api-key': k.api_key })).status).toBe(200);
     const after = (await app().inject({ method: 'GET', url: '/metrics' })).body;
     expect(figure(after, 'flow_ratelimit_checks_total')).toBeGreaterThan(figure(metrics.body, 'flow_ratelimit_checks_total'));

@@ -28,7 +28,7 @@ const strictRoute = (app: FastifyInstance) => {
 
 beforeAll(async () => {
   s = await startStack({ plugins: [strictRoute] });
-  const k = await createKey(s.rt.pool, { plan: 'pro', keyType: 'execution', environment: 'test', rateLimitPerMinute: 100_000, rateLimitPerDay: 1_000_000 });
+  const k = await createKey(s.rt.pool, s.rt.gate, { plan: 'pro', keyType: 'execution', environment: 'test', rateLimitPerMinute: 100_000, rateLimitPerDay: 1_000_000 });
   H = { 'x-api-key': k.api_key };
 });
 afterAll(async () => s?.close());

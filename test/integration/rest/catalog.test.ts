@@ -8,7 +8,7 @@ let H: Record<string, string>;
 
 beforeAll(async () => {
   s = await startStack();
-  const k = await createKey(s.rt.pool, { plan: 'free', keyType: 'data', environment: 'test', rateLimitPerMinute: 100_000, rateLimitPerDay: 1_000_000 });
+  const k = await createKey(s.rt.pool, s.rt.gate, { plan: 'free', keyType: 'data', environment: 'test', rateLimitPerMinute: 100_000, rateLimitPerDay: 1_000_000 });
   H = { 'x-api-key': k.api_key };
 });
 afterAll(async () => s?.close());

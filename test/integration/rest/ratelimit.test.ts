@@ -18,7 +18,7 @@ beforeAll(async () => {
 afterAll(async () => s?.close());
 
 const newKey = (limits: { rpm: number; rpd: number }, workspaceId?: string, plan: 'free' | 'pro' = 'free') =>
-  createKey(s.rt.pool, { plan, keyType: 'data', environment: 'test', workspaceId, rateLimitPerMinute: limits.rpm, rateLimitPerDay: limits.rpd });
+  createKey(s.rt.pool, s.rt.gate, { plan, keyType: 'data', environment: 'test', workspaceId, rateLimitPerMinute: limits.rpm, rateLimitPerDay: limits.rpd });
 
 const hit = (k: CreatedKey, url = '/flow/v1/leagues') => get(app(), url, { 'x-api-key': k.api_key });
 
@@ -143,7 +143,7 @@ describe('the workspace pool', () => {
 
   it('a narrowed key stops at its own limit of the shared pool; the plan default applies otherwise', async () => {
     clock.set(Date.parse('2026-11-21T09:10:00.000Z'));
-    const wide = await createKey(s.rt.pool, { plan: 'free', keyType: 'data', environment: 'test' });
+    const wide = await createKey(s.rt.pool, s.rt.gate, { plan: 'free', keyType: 'data', environment: 'test' });
     const narrow = await newKey({ rpm: 2, rpd: 10_000 }, wide.workspace_id);
     const r = await hit(wide);
     expect(r.headers['x-ratelimit-limit-minute']).toBe('60');
