@@ -6,12 +6,12 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, t
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { Counter } from 'prom-client';
-import { API_VERSION } from '../../src/domain/envelope.js';
 import { scrapedCounter } from '../../src/metrics.js';
 import { meRoutes } from './auth/me.js';
 import { catalogRoutes } from './catalog/routes.js';
 import type { AppContext } from './context.js';
 import { healthRoutes } from './health.js';
+import { OPENAPI_ROUTE, swaggerOptions } from './openapi/document.js';
 import { installErrorHandling } from './plugins/errors.js';
 import { installGate } from './plugins/gate.js';
 import { installValidation } from './plugins/validation.js';
@@ -22,6 +22,8 @@ import { usageId } from '../../src/store/redis/gate.js';
 
 export interface BuiltApp {
   app: FastifyInstance;
+  /** Every route as registered (method and url), so a test can hold each to the document. */
+  routes: readonly { method: string; url: string }[];
   close(): Promise<void>;
 }
 
@@ -41,28 +43,22 @@ export async function buildApp(ctx: AppContext, plugins: RoutePlugin[] = []): Pr
     routerOptions: { maxParamLength: 500 },
   });
   installValidation(app);
+  // Response schemas document the API; they never shape a response. fast-json-stringify would drop
+  // any field a schema does not list and coerce types, making the document "true" by mutilating the
+  // answer; plain JSON.stringify keeps every response exactly as the handler built it.
+  app.setSerializerCompiler(() => (data) => JSON.stringify(data));
   installErrorHandling(app, (req, reply) => countUnmatched(req, reply, () => undefined));
 
+  const routes: { method: string; url: string }[] = [];
   // swagger-ui's own routes carry no config; mark every route without a /flow/v1 prefix public.
   app.addHook('onRoute', (route) => {
+    for (const method of [route.method].flat()) routes.push({ method, url: route.url });
     if (!route.url.startsWith('/flow/v1/') || route.url === '/flow/v1/openapi.json') {
       route.config = { ...(route.config ?? {}), public: true };
     }
   });
 
-  await app.register(swagger, {
-    openapi: {
-      openapi: '3.1.0',
-      info: { title: 'Flow API', version: API_VERSION, description: 'Market aggregation and order execution. Contract: spec/interface.md.' },
-      components: {
-        securitySchemes: {
-          apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' },
-          playerJwt: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
-        },
-      },
-      security: [{ apiKey: [] }, { playerJwt: [] }],
-    },
-  });
+  await app.register(swagger, swaggerOptions());
   await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list' } });
 
   const requests = new Counter({
@@ -106,7 +102,7 @@ export async function buildApp(ctx: AppContext, plugins: RoutePlugin[] = []): Pr
   await cache.start();
 
   healthRoutes(app, ctx);
-  app.get('/flow/v1/openapi.json', { config: { public: true }, schema: { hide: true } }, async () => app.swagger());
+  app.get('/flow/v1/openapi.json', { config: { public: true }, schema: OPENAPI_ROUTE }, async () => app.swagger());
   meRoutes(app, ctx);
   catalogRoutes(app, ctx, cache);
   for (const plugin of plugins) await plugin(app, ctx);
@@ -114,6 +110,7 @@ export async function buildApp(ctx: AppContext, plugins: RoutePlugin[] = []): Pr
   await app.ready();
   return {
     app,
+    routes,
     async close() {
       cache.stop();
       await app.close();
