@@ -3,7 +3,8 @@
  * give paths, parameters, bodies and success shapes; this module adds what follows from a route's
  * config rather than its handler, so it holds for every route without each restating it:
  * - the gate's answers (401, 403 when the route needs entitlements, 429, 503) and the six
- *   X-RateLimit-* headers on every answer the gate has counted;
+ *   X-RateLimit-* headers on every answer the gate has counted (403 only where a route needs more
+ *   than the base entitlements every key holds);
  * - validation's 400 on routes that take input, and 413/415 on routes with a body;
  * - the error handler's 500 internal_error, which any route gives on a fault of the service;
  * - `security: []` on public routes;
@@ -14,6 +15,7 @@ import type { FastifyDynamicSwaggerOptions } from '@fastify/swagger';
 import type { FastifySchema, RouteOptions } from 'fastify';
 import { Type } from 'typebox';
 import { API_VERSION } from '../../../src/domain/envelope.js';
+import { BASE_ENTITLEMENTS } from '../../../src/domain/plans.js';
 import { Errors } from './responses.js';
 
 type Json = Record<string, any>;
@@ -84,7 +86,8 @@ function documentRoute(schema: FastifySchema | undefined, route: RouteOptions): 
     s.security ??= [];
   } else {
     shared['401'] = Errors.unauthorized;
-    if (cfg.entitlements?.length) shared['403'] = Errors.entitlementRequired;
+    // Every key holds the base entitlements: only a route that needs more can answer 403.
+    if (cfg.entitlements?.some((e) => !(BASE_ENTITLEMENTS as readonly string[]).includes(e))) shared['403'] = Errors.entitlementRequired;
     shared['429'] = Errors.rateLimited;
     shared['503'] = Errors.serviceUnavailable;
   }

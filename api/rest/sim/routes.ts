@@ -30,13 +30,17 @@ function toApiError(err: unknown): never {
 
 const closed = { additionalProperties: false } as const;
 
-/** Every operator answer: the envelope, a wrong token, and the simulator's own refusals. */
-const simResponses = (ok: TSchema) => ({
+/** The operator answers: the envelope, a wrong token, and for a change the simulator's own refusals. */
+const simResponses = (ok: TSchema, change: boolean) => ({
   200: Ok(ok, 'Done'),
-  400: Errors.operator('The request or its values are refused; the code names why'),
   401: Errors.unauthorized,
-  404: Errors.operator('An unknown venue, position or contest'),
-  409: Errors.operator('The contest is already settled'),
+  ...(change
+    ? {
+        400: Errors.operator('The request or its values are refused; the code names why'),
+        404: Errors.operator('An unknown venue, position or contest'),
+        409: Errors.operator('The contest is already settled'),
+      }
+    : {}),
 });
 
 const Level = Type.Object({ price: Type.Number(), available: Type.Number() }, { additionalProperties: false });
@@ -52,7 +56,7 @@ export function simRoutes(sim: SimControl) {
     }
     const now = () => ctx.clock.now();
     const opts = (summary: string, body: unknown, doc: { operationId: string; ok: TSchema }) => ({
-      schema: { tags: ['simulator'], summary, ...(body ? { body } : {}), operationId: doc.operationId, security: [{ adminToken: [] }], response: simResponses(doc.ok) },
+      schema: { tags: ['simulator'], summary, ...(body ? { body } : {}), operationId: doc.operationId, security: [{ adminToken: [] }], response: simResponses(doc.ok, body !== undefined) },
       config: { public: true },
       onRequest: async (req: FastifyRequest) => admin(req),
     });
