@@ -34,6 +34,7 @@ interface Operation {
   specificity: number;
 }
 
+const unescape = (token: string) => token.replace(/~1/g, '/').replace(/~0/g, '~');
 const pointer = (...tokens: string[]) => tokens.map((t) => encodeURIComponent(t.replace(/~/g, '~0').replace(/\//g, '~1'))).join('/');
 
 export class OpenApiContract {
@@ -68,7 +69,10 @@ export class OpenApiContract {
     const found = this.operation(r.method, r.url);
     if (!found) return [];
     const where = `${r.method} ${r.url} → ${r.status} (${found.op.operationId ?? found.template})`;
-    const response = found.op.responses[String(r.status)] as Json | undefined;
+    const declared = found.op.responses[String(r.status)] as Json | undefined;
+    // A shared answer is a reference into components/responses.
+    const at = declared?.$ref ? declared.$ref.replace(/^#\//, '').split('/').map(unescape) : ['paths', found.template, found.method.toLowerCase(), 'responses', String(r.status)];
+    const response = declared?.$ref ? this.resolve(declared.$ref) : declared;
     if (!response) return [`${where}: the document lists no ${r.status} for this operation (it lists ${Object.keys(found.op.responses).join(', ')})`];
     const problems: string[] = [];
 
@@ -96,7 +100,7 @@ export class OpenApiContract {
     } catch {
       return [...problems, `${where}: the body is not JSON: ${r.body.slice(0, 200)}`];
     }
-    const validate = this.validator(pointer('paths', found.template, found.method.toLowerCase(), 'responses', String(r.status), 'content', contentType, 'schema'));
+    const validate = this.validator(pointer(...at, 'content', contentType, 'schema'));
     if (!validate(body)) {
       const errors = (validate.errors ?? []).slice(0, 8).map((e) => `${e.instancePath || '/'} ${e.message}${e.params && Object.keys(e.params).length ? ` ${JSON.stringify(e.params)}` : ''}`);
       problems.push(`${where}: the body does not match the document: ${errors.join('; ')}; body: ${r.body.slice(0, 600)}`);
@@ -104,11 +108,11 @@ export class OpenApiContract {
     return problems;
   }
 
-  private resolve(ref: string): Json {
+  resolve(ref: string): Json {
     return ref
       .replace(/^#\//, '')
       .split('/')
-      .reduce((node: Json, token) => node[token.replace(/~1/g, '/').replace(/~0/g, '~')], this.doc);
+      .reduce((node: Json, token) => node[unescape(token)], this.doc);
   }
 
   private validator(path: string): ValidateFunction {

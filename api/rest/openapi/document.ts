@@ -70,7 +70,7 @@ export function swaggerOptions(): FastifyDynamicSwaggerOptions {
     // Shapes with an $id become components/schemas/<$id>; cloned so hoisting never rewrites them.
     refResolver: { clone: true, buildLocalReference: (json, _base, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },
     transform: ({ schema, url, route }) => ({ schema: documentRoute(schema, route), url }),
-    transformObject: (doc) => withRateLimitHeaders((doc as { openapiObject: Json }).openapiObject) as never,
+    transformObject: (doc) => sharedErrorResponses(withRateLimitHeaders((doc as { openapiObject: Json }).openapiObject)) as never,
   };
 }
 
@@ -132,3 +132,34 @@ export const OPENAPI_ROUTE = {
     ),
   },
 };
+
+/**
+ * Error answers repeat across operations (each with six header references): each distinct one is
+ * listed once under components/responses, named after its error schema, and referenced.
+ */
+function sharedErrorResponses(doc: Json): Json {
+  const named = new Map<string, string>();
+  const responses: Json = (doc.components.responses ??= {});
+  for (const item of Object.values(doc.paths ?? {}) as Json[]) {
+    for (const op of Object.values(item) as Json[]) {
+      for (const [status, response] of Object.entries(op.responses ?? {}) as [string, Json][]) {
+        const ref: unknown = response.content?.['application/json']?.schema?.properties?.error?.$ref;
+        if (Number(status) < 400 || typeof ref !== 'string') continue;
+        const text = JSON.stringify(response);
+        let name = named.get(text);
+        if (!name) {
+          const base = ref.split('/').pop()!.replace(/Error$/, '');
+          // The same answer on a route the gate does not count differs only by its headers.
+          const onlyHeaders = (a: Json | undefined) => a !== undefined && JSON.stringify({ ...a, headers: undefined }) === JSON.stringify({ ...response, headers: undefined });
+          const candidates = [base, ...(onlyHeaders(responses[base]) ? [`${base}WithoutRateLimit`] : []), `${base}${status}`];
+          name = candidates.find((c) => responses[c] === undefined) ?? base;
+          for (let n = 2; responses[name] !== undefined; n++) name = `${base}${status}_${n}`;
+          responses[name] = response;
+          named.set(text, name);
+        }
+        op.responses[status] = { $ref: `#/components/responses/${name}` };
+      }
+    }
+  }
+  return doc;
+}

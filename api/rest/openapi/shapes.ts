@@ -170,7 +170,7 @@ export const PartnerLiquidity = Type.Object(
     american_odds: Type.String(),
     available: Type.Number({ minimum: 0, description: 'USD at the best level' }),
     liquidity_hash: Type.String(),
-    fee_packet: Nullable(Type.Union([FeePacket], { description: 'null when the venue publishes no fee schedule (fees unknown, not fee-free)' })),
+    fee_packet: Type.Union([FeePacket, Type.Null()], { description: 'null when the venue publishes no fee schedule (fees unknown, not fee-free)' }),
   },
   { $id: 'PartnerLiquidity', ...closed },
 );
