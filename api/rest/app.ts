@@ -6,12 +6,12 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, t
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { Counter } from 'prom-client';
-import { API_VERSION } from '../../src/domain/envelope.js';
 import { scrapedCounter } from '../../src/metrics.js';
 import { meRoutes } from './auth/me.js';
 import { catalogRoutes } from './catalog/routes.js';
 import type { AppContext } from './context.js';
 import { healthRoutes } from './health.js';
+import { OPENAPI_ROUTE, swaggerOptions } from './openapi/document.js';
 import { installErrorHandling, UnroutedRequests } from './plugins/errors.js';
 import { installGate } from './plugins/gate.js';
 import { installValidation } from './plugins/validation.js';
@@ -48,6 +48,10 @@ export async function buildApp(ctx: AppContext, plugins: RoutePlugin[] = []): Pr
     clientErrorHandler: unrouted.clientErrorHandler,
   });
   installValidation(app);
+  // Response schemas document the API; they never shape a response. fast-json-stringify would drop
+  // any field a schema does not list and coerce types, making the document "true" by mutilating the
+  // answer; plain JSON.stringify keeps every response exactly as the handler built it.
+  app.setSerializerCompiler(() => (data) => JSON.stringify(data));
   installErrorHandling(app);
 
   const routes: RouteOptions[] = [];
@@ -60,19 +64,7 @@ export async function buildApp(ctx: AppContext, plugins: RoutePlugin[] = []): Pr
     }
   });
 
-  await app.register(swagger, {
-    openapi: {
-      openapi: '3.1.0',
-      info: { title: 'Flow API', version: API_VERSION, description: 'Market aggregation and order execution. Contract: spec/interface.md.' },
-      components: {
-        securitySchemes: {
-          apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' },
-          playerJwt: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
-        },
-      },
-      security: [{ apiKey: [] }, { playerJwt: [] }],
-    },
-  });
+  await app.register(swagger, swaggerOptions());
   await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list' } });
 
   const requests = new Counter({
@@ -117,7 +109,7 @@ export async function buildApp(ctx: AppContext, plugins: RoutePlugin[] = []): Pr
   await cache.start();
 
   healthRoutes(app, ctx);
-  app.get('/flow/v1/openapi.json', { config: { public: true }, schema: { hide: true } }, async () => app.swagger());
+  app.get('/flow/v1/openapi.json', { config: { public: true }, schema: OPENAPI_ROUTE }, async () => app.swagger());
   meRoutes(app, ctx);
   catalogRoutes(app, ctx, cache);
   for (const plugin of plugins) await plugin(app, ctx);

@@ -17,6 +17,7 @@ import { bumpCatalogVersion } from '../../src/store/redis/catalog-version.js';
 import { deleteByPrefix } from '../../src/store/redis/client.js';
 import { dropDatabase as dropDatabaseAt } from '../../src/store/pg/pool.js';
 import { FIXTURE_CATALOG } from './fixture-catalog.js';
+import { holdToContract } from './openapi-contract.js';
 
 /** The server the tests create their databases on: TEST_DATABASE_URL, else the server of DATABASE_URL
  * (the one `infra/services.sh` brought up), else the local default. */
@@ -60,7 +61,14 @@ export async function dropDatabase(name: string): Promise<void> {
 export const deletePrefix = (rt: Runtime, prefix: string): Promise<number> => deleteByPrefix(rt.redis, prefix);
 
 export async function startStack(
-  opts: { clock?: Clock; catalog?: CatalogSeed | null; plugins?: RoutePlugin[]; clickhouse?: ClickHouseClient } = {},
+  opts: {
+    clock?: Clock;
+    catalog?: CatalogSeed | null;
+    plugins?: RoutePlugin[];
+    clickhouse?: ClickHouseClient;
+    /** Check every inject() response against the served OpenAPI document (default true). */
+    contract?: boolean;
+  } = {},
 ): Promise<TestStack> {
   const names = testNames();
   const env = {
@@ -79,6 +87,7 @@ export async function startStack(
     await bumpCatalogVersion(rt.redis, rt.ks);
   }
   const built = await buildApp(appContext(rt, opts.clickhouse ? { clickhouse: opts.clickhouse } : {}), opts.plugins ?? []);
+  if (opts.contract !== false) await holdToContract(built.app);
   return {
     config,
     rt,

@@ -3,17 +3,19 @@ import type { FastifyInstance } from 'fastify';
 import { PLAN_CREDITS_PER_MONTH } from '../../../src/domain/plans.js';
 import { usageId } from '../../../src/store/redis/gate.js';
 import type { AppContext } from '../context.js';
+import { Ok } from '../openapi/responses.js';
+import { CallerContext } from '../openapi/shapes.js';
 import { sendEnvelope } from '../reply.js';
 
 export function meRoutes(app: FastifyInstance, ctx: AppContext): void {
   app.get(
     '/flow/v1/auth/me',
-    { schema: { tags: ['account'], summary: 'Caller context' }, config: { dayExempt: true } },
+    { schema: { tags: ['account'], summary: 'Caller context', operationId: 'getCallerContext', response: { 200: Ok(CallerContext, 'Who is calling, with the key’s limits and usage') } }, config: { dayExempt: true } },
     async (req, reply) => {
       const p = req.principal;
       const usage = await ctx.gate.usage(usageId(p), ctx.clock.now());
       const allowance = PLAN_CREDITS_PER_MONTH[p.plan];
-      return sendEnvelope(reply, ctx.clock.now(), {
+      const body: CallerContext = {
         auth_method: p.auth_method,
         router_account_id: p.router_account_id,
         workspace_id: p.workspace_id,
@@ -30,7 +32,8 @@ export function meRoutes(app: FastifyInstance, ctx: AppContext): void {
         usage: { requests_last_24h: usage.requests24h, requests_last_7d: usage.requests7d, errors_last_24h: usage.errors24h },
         // No credit purchases or spends exist yet; the allowance is the plan's, shown honestly as unspent.
         credits: { allowance, purchased: 0, total: allowance, included_per_month: allowance, used_this_period: 0 },
-      });
+      };
+      return sendEnvelope(reply, ctx.clock.now(), body);
     },
   );
 }

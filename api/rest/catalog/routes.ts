@@ -10,6 +10,8 @@ import type { AppContext } from '../context.js';
 import type { ReadCache } from '../read-cache.js';
 import { sendFragment, serializeFragment } from '../reply.js';
 import { CommaList, Cursor, Id, IdParams, IsoTime, Limit, Text, splitList } from '../schemas.js';
+import { Errors, Ok, OkPage } from '../openapi/responses.js';
+import { Contest, League, Market, Participant, Partner } from '../openapi/shapes.js';
 
 const CATALOG = { entitlements: ['reference:read'] };
 const MARKETS = { entitlements: ['markets:read'] };
@@ -27,7 +29,7 @@ export function catalogRoutes(app: FastifyInstance, ctx: AppContext, cache: Read
   const LeagueQuery = Type.Object({ limit: Limit(), cursor: Type.Optional(Cursor) });
   app.get<{ Querystring: Static<typeof LeagueQuery> }>(
     '/flow/v1/leagues',
-    { schema: { querystring: LeagueQuery, tags: ['catalog'], summary: 'List leagues' }, config: CATALOG },
+    { schema: { querystring: LeagueQuery, tags: ['catalog'], summary: 'List leagues', operationId: 'listLeagues', response: { 200: OkPage(League, 'A page of leagues') } }, config: CATALOG },
     (req, reply) => {
       // Keyed by the raw URL: a repeated read answers synchronously (no promise) before any parsing.
       const hit = cache.peek(req.url);
@@ -44,7 +46,7 @@ export function catalogRoutes(app: FastifyInstance, ctx: AppContext, cache: Read
 
   app.get<{ Params: Static<typeof IdParams> }>(
     '/flow/v1/leagues/:id',
-    { schema: { params: IdParams, tags: ['catalog'], summary: 'One league' }, config: CATALOG },
+    { schema: { params: IdParams, tags: ['catalog'], summary: 'One league', operationId: 'getLeague', response: { 200: Ok(League, 'The league'), 404: Errors.notFound } }, config: CATALOG },
     async (req, reply) => {
       const fragment = await cache.get(`league|${req.params.id}`, async () => {
         const l = await catalog.getLeague(ctx.pool, req.params.id);
@@ -58,7 +60,7 @@ export function catalogRoutes(app: FastifyInstance, ctx: AppContext, cache: Read
   const ParticipantQuery = Type.Object({ league_id: Id, limit: Limit(), cursor: Type.Optional(Cursor) });
   app.get<{ Querystring: Static<typeof ParticipantQuery> }>(
     '/flow/v1/participants',
-    { schema: { querystring: ParticipantQuery, tags: ['catalog'], summary: 'Participants of a league' }, config: CATALOG },
+    { schema: { querystring: ParticipantQuery, tags: ['catalog'], summary: 'Participants of a league', operationId: 'listParticipants', response: { 200: OkPage(Participant, 'A page of the league’s participants, by name') } }, config: CATALOG },
     async (req, reply) => {
       const { league_id, limit, cursor } = req.query;
       const scope = `participants|${league_id}`;
@@ -74,7 +76,7 @@ export function catalogRoutes(app: FastifyInstance, ctx: AppContext, cache: Read
 
   app.get<{ Params: Static<typeof IdParams> }>(
     '/flow/v1/participants/:id',
-    { schema: { params: IdParams, tags: ['catalog'], summary: 'One participant' }, config: CATALOG },
+    { schema: { params: IdParams, tags: ['catalog'], summary: 'One participant', operationId: 'getParticipant', response: { 200: Ok(Participant, 'The participant'), 404: Errors.notFound } }, config: CATALOG },
     async (req, reply) => {
       const fragment = await cache.get(`participant|${req.params.id}`, async () => {
         const p = await catalog.getParticipant(ctx.pool, req.params.id);
@@ -97,7 +99,7 @@ export function catalogRoutes(app: FastifyInstance, ctx: AppContext, cache: Read
   });
   app.get<{ Querystring: Static<typeof ContestQuery> }>(
     '/flow/v1/contests',
-    { schema: { querystring: ContestQuery, tags: ['catalog'], summary: 'List contests, ordered by start time' }, config: CATALOG },
+    { schema: { querystring: ContestQuery, tags: ['catalog'], summary: 'List contests, ordered by start time', operationId: 'listContests', response: { 200: OkPage(Contest, 'A page of contests by start time') } }, config: CATALOG },
     (req, reply) => {
       // Keyed by the raw URL: a repeated read answers synchronously (no promise) before any parsing.
       const hit = cache.peek(req.url);
@@ -130,7 +132,7 @@ export function catalogRoutes(app: FastifyInstance, ctx: AppContext, cache: Read
 
   app.get<{ Params: Static<typeof IdParams> }>(
     '/flow/v1/contests/:id',
-    { schema: { params: IdParams, tags: ['catalog'], summary: 'One contest' }, config: CATALOG },
+    { schema: { params: IdParams, tags: ['catalog'], summary: 'One contest', operationId: 'getContest', response: { 200: Ok(Contest, 'The contest'), 404: Errors.notFound } }, config: CATALOG },
     async (req, reply) => {
       const fragment = await cache.get(`contest|${req.params.id}`, async () => {
         const c = await catalog.getContest(ctx.pool, req.params.id);
@@ -143,7 +145,7 @@ export function catalogRoutes(app: FastifyInstance, ctx: AppContext, cache: Read
 
   app.get<{ Params: Static<typeof IdParams> }>(
     '/flow/v1/contests/:id/markets',
-    { schema: { params: IdParams, tags: ['catalog'], summary: 'Markets of a contest' }, config: MARKETS },
+    { schema: { params: IdParams, tags: ['catalog'], summary: 'Markets of a contest', operationId: 'listContestMarkets', response: { 200: Ok(Type.Array(Market), 'The contest’s market definitions'), 404: Errors.notFound } }, config: MARKETS },
     async (req, reply) => {
       const fragment = await cache.get(`contest-markets|${req.params.id}`, async () => {
         const c = await catalog.getContest(ctx.pool, req.params.id);
@@ -156,13 +158,13 @@ export function catalogRoutes(app: FastifyInstance, ctx: AppContext, cache: Read
 
   app.get(
     '/flow/v1/markets',
-    { schema: { tags: ['catalog'], summary: 'All market definitions' }, config: MARKETS },
+    { schema: { tags: ['catalog'], summary: 'All market definitions', operationId: 'listMarkets', response: { 200: Ok(Type.Array(Market), 'Every market definition') } }, config: MARKETS },
     async (_req, reply) => sendFragment(reply, now(), await cache.get('markets', async () => serializeFragment(await catalog.listMarkets(ctx.pool)))),
   );
 
   app.get<{ Params: Static<typeof IdParams> }>(
     '/flow/v1/markets/:id',
-    { schema: { params: IdParams, tags: ['catalog'], summary: 'One market definition' }, config: MARKETS },
+    { schema: { params: IdParams, tags: ['catalog'], summary: 'One market definition', operationId: 'getMarket', response: { 200: Ok(Market, 'The market definition'), 404: Errors.notFound } }, config: MARKETS },
     async (req, reply) => {
       const fragment = await cache.get(`market|${req.params.id}`, async () => {
         const m = await catalog.getMarket(ctx.pool, req.params.id);
@@ -175,14 +177,14 @@ export function catalogRoutes(app: FastifyInstance, ctx: AppContext, cache: Read
 
   app.get(
     '/flow/v1/partners',
-    { schema: { tags: ['catalog'], summary: 'Venues with order_config and credential_fields' }, config: CATALOG },
+    { schema: { tags: ['catalog'], summary: 'Venues with order_config and credential_fields', operationId: 'listPartners', response: { 200: Ok(Type.Array(Partner), 'Every venue') } }, config: CATALOG },
     async (_req, reply) => sendFragment(reply, now(), await cache.get('partners', async () => serializeFragment(await catalog.listPartners(ctx.pool)))),
   );
 
   const PartnerParams = Type.Object({ partner_id: Id });
   app.get<{ Params: Static<typeof PartnerParams> }>(
     '/flow/v1/partners/:partner_id',
-    { schema: { params: PartnerParams, tags: ['catalog'], summary: 'One venue' }, config: CATALOG },
+    { schema: { params: PartnerParams, tags: ['catalog'], summary: 'One venue', operationId: 'getPartner', response: { 200: Ok(Partner, 'The venue'), 404: Errors.notFound } }, config: CATALOG },
     async (req, reply) => {
       const fragment = await cache.get(`partner|${req.params.partner_id}`, async () => {
         const p = await catalog.getPartner(ctx.pool, req.params.partner_id);

@@ -26,6 +26,8 @@ import type { RoutePlugin } from '../app.js';
 import type { AppContext } from '../context.js';
 import { sendEnvelope } from '../reply.js';
 import { Id, IdParams, Limit, PositionHash, Text, splitList } from '../schemas.js';
+import { Errors, Ok } from '../openapi/responses.js';
+import { PriceHistory, TradePrint } from '../openapi/shapes.js';
 
 const unavailable = (what: string) =>
   new ApiError(503, 'history_unavailable', `${what} is unavailable: the history store (ClickHouse) did not answer; retry shortly`, { retry_after_seconds: 5 }, { 'retry-after': '5' });
@@ -88,6 +90,8 @@ export function createHistoryRoutes(opts: { clickhouse?: ClickHouseClient | (() 
           querystring: PriceHistoryQuery,
           tags: ['history'],
           summary: 'Price history of a contest: consensus per position, or one venue with partner_id',
+          operationId: 'getContestPriceHistory',
+          response: { 200: Ok(PriceHistory, 'The points of every series in the window; an unknown contest has none'), 503: Errors.historyUnavailable },
         },
         config: { entitlements: ['pricing:history'] },
       },
@@ -132,7 +136,13 @@ export function createHistoryRoutes(opts: { clickhouse?: ClickHouseClient | (() 
     app.get<{ Querystring: Static<typeof TradesQuery> }>(
       '/flow/v1/trades',
       {
-        schema: { querystring: TradesQuery, tags: ['trades'], summary: 'Trade prints of a contest or a position, newest first' },
+        schema: {
+          querystring: TradesQuery,
+          tags: ['trades'],
+          summary: 'Trade prints of a contest or a position, newest first',
+          operationId: 'listTrades',
+          response: { 200: Ok(Type.Array(TradePrint), 'Trade prints, newest first'), 503: Errors.historyUnavailable },
+        },
         config: { entitlements: ['trades:read'] },
       },
       async (req, reply) => {

@@ -13,6 +13,8 @@ import { decodeBusMessage, subscribeBus } from '../../../src/store/redis/bus.js'
 import type { AppContext } from '../context.js';
 import { sendCachedData, sendEnvelope, sendFragment } from '../reply.js';
 import { Id, IdParams, PositionHash } from '../schemas.js';
+import { Errors, Ok } from '../openapi/responses.js';
+import { ContestState, ContestStateEntry, Depth, Position } from '../openapi/shapes.js';
 
 export function liquidityRoutes(hot: HotState) {
   return async (app: FastifyInstance, ctx: AppContext): Promise<void> => {
@@ -63,7 +65,7 @@ export function liquidityRoutes(hot: HotState) {
 
     app.get<{ Params: Static<typeof IdParams> }>(
       '/flow/v1/contests/:id/liquidity',
-      { schema: { params: IdParams, tags: ['liquidity'], summary: 'Every bettable position of a contest with venue prices' }, config: { entitlements: ['markets:read'] } },
+      { schema: { params: IdParams, tags: ['liquidity'], summary: 'Every bettable position of a contest with venue prices', operationId: 'getContestLiquidity', response: { 200: Ok(Type.Array(Position), 'Every position of the contest; empty while nothing is quoted'), 404: Errors.notFound } }, config: { entitlements: ['markets:read'] } },
       async (req, reply) => {
         const fragment = await liquidityFragment(req.params.id);
         if (fragment !== null) return sendCachedData(reply, now(), fragment);
@@ -75,7 +77,7 @@ export function liquidityRoutes(hot: HotState) {
     const DepthParams = Type.Object({ position_hash: PositionHash });
     app.get<{ Params: Static<typeof DepthParams> }>(
       '/flow/v1/depth/:position_hash',
-      { schema: { params: DepthParams, tags: ['liquidity'], summary: 'Order-book depth of one position (URL-encode the hash)' }, config: { entitlements: ['depth:read'] } },
+      { schema: { params: DepthParams, tags: ['liquidity'], summary: 'Order-book depth of one position (URL-encode the hash)', operationId: 'getPositionDepth', response: { 200: Ok(Depth, 'Every venue’s book for the position'), 404: Errors.notFound } }, config: { entitlements: ['depth:read'] } },
       async (req, reply) => {
         const hash = req.params.position_hash;
         if (hash.includes(',')) throw badRequest('invalid_parameter', 'depth takes exactly one position_hash per call', { parameter: 'position_hash' });
@@ -89,7 +91,7 @@ export function liquidityRoutes(hot: HotState) {
 
     app.get<{ Params: Static<typeof IdParams> }>(
       '/flow/v1/contests/:id/state',
-      { schema: { params: IdParams, tags: ['liquidity'], summary: 'Live game state of a contest' }, config: { entitlements: ['gamestate:read'] } },
+      { schema: { params: IdParams, tags: ['liquidity'], summary: 'Live game state of a contest', operationId: 'getContestState', response: { 200: Ok(ContestState, 'The cached game state'), 404: Errors.notFound } }, config: { entitlements: ['gamestate:read'] } },
       async (req, reply) => {
         const stored = await hot.contestState(req.params.id);
         if (stored === null) throw notFound('contest_state', req.params.id);
@@ -103,7 +105,7 @@ export function liquidityRoutes(hot: HotState) {
     );
     app.post<{ Body: Static<typeof Batch> }>(
       '/flow/v1/contest-state/batch',
-      { schema: { body: Batch, tags: ['liquidity'], summary: 'Live game state of up to 200 contests' }, config: { entitlements: ['gamestate:read'] } },
+      { schema: { body: Batch, tags: ['liquidity'], summary: 'Live game state of up to 200 contests', operationId: 'getContestStates', response: { 200: Ok(Type.Record(Type.String(), ContestStateEntry), 'Keyed by contest_id; contests without cached state are absent') } }, config: { entitlements: ['gamestate:read'] } },
       async (req, reply) => {
         const ids = [...new Set(req.body.contest_ids)];
         const states = await hot.contestStates(ids);

@@ -1,15 +1,17 @@
 /**
- * The simulator control API (shared/OPERATOR-INTERFACE.md, header X-Admin-Token). Every change goes
+ * The simulator control API (docs/simulator.md, header X-Admin-Token). Every change goes
  * through the venue adapters and the normal pipeline, exactly as a real venue's would.
  * Mounted only in a process that runs the simulator (the ingest role with FLOW_VENUES=sim).
  */
 import { timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { Type, type Static } from 'typebox';
+import { Type, type Static, type TSchema } from 'typebox';
 import { ApiError } from '../../../src/errors.js';
 import { VenueError } from '../../../src/venues/errors.js';
 import type { SimMarket } from '../../../src/venues/sim/index.js';
 import type { AppContext } from '../context.js';
+import { Errors, Ok } from '../openapi/responses.js';
+import { GameState, Nullable, PriceLevel, SimAccountConnection, SimMarketState } from '../openapi/shapes.js';
 import { sendEnvelope } from '../reply.js';
 import { Id, IdRecord, IsoTime, PositionHash, Quantity, Text, UnixMs } from '../schemas.js';
 
@@ -36,6 +38,20 @@ function toApiError(err: unknown): never {
 
 const Price = Type.Number({ exclusiveMinimum: 0, exclusiveMaximum: 1 });
 const Level = Type.Object({ price: Price, available: Quantity() }, { additionalProperties: false });
+const closed = { additionalProperties: false } as const;
+
+/** The operator answers: the envelope, a wrong token, and for a change the simulator's own refusals. */
+const simResponses = (ok: TSchema, change: boolean) => ({
+  200: Ok(ok, 'Done'),
+  401: Errors.unauthorized,
+  ...(change
+    ? {
+        400: Errors.operator('The request or its values are refused; the code names why'),
+        404: Errors.operator('An unknown venue, position or contest'),
+        409: Errors.operator('The contest is already settled'),
+      }
+    : {}),
+});
 
 export function simRoutes(sim: SimControl) {
   return (app: FastifyInstance, ctx: AppContext): void => {
@@ -47,14 +63,22 @@ export function simRoutes(sim: SimControl) {
       }
     }
     const now = () => ctx.clock.now();
-    const opts = (summary: string, body?: unknown, params?: unknown) => ({
-      schema: { tags: ['simulator'], summary, ...(body ? { body } : {}), ...(params ? { params } : {}) },
+    const opts = (summary: string, body: unknown, doc: { operationId: string; ok: TSchema }, params?: unknown) => ({
+      schema: {
+        tags: ['simulator'],
+        summary,
+        ...(body ? { body } : {}),
+        ...(params ? { params } : {}),
+        operationId: doc.operationId,
+        security: [{ adminToken: [] }],
+        response: simResponses(doc.ok, body !== undefined),
+      },
       config: { public: true },
       onRequest: async (req: FastifyRequest) => admin(req),
     });
 
     const Freeze = Type.Object({ frozen: Type.Boolean() }, { additionalProperties: false });
-    app.post<{ Body: Static<typeof Freeze> }>('/sim/v1/freeze', opts('Stop or restart the random market dynamics', Freeze), async (req, reply) => {
+    app.post<{ Body: Static<typeof Freeze> }>('/sim/v1/freeze', opts('Stop or restart the random market dynamics', Freeze, { operationId: 'simFreeze', ok: Type.Object({ frozen: Type.Boolean() }, closed) }), async (req, reply) => {
       try {
         sim.market.freeze(req.body.frozen);
       } catch (err) {
@@ -74,7 +98,10 @@ export function simRoutes(sim: SimControl) {
       },
       { additionalProperties: false },
     );
-    app.post<{ Body: Static<typeof Quote> }>('/sim/v1/quotes', opts("Set one venue's quote and book for a position", Quote), async (req, reply) => {
+    app.post<{ Body: Static<typeof Quote> }>('/sim/v1/quotes', opts("Set one venue's quote and book for a position", Quote, {
+      operationId: 'simSetQuote',
+      ok: Type.Object({ partner_id: Type.String(), position_hash: Type.String(), levels: Type.Array(PriceLevel), ts_event: Type.Number({ description: 'unix ms' }) }, closed),
+    }), async (req, reply) => {
       let ev;
       try {
         ev = sim.market.setQuote(req.body);
@@ -98,7 +125,10 @@ export function simRoutes(sim: SimControl) {
       },
       { additionalProperties: false },
     );
-    app.post<{ Body: Static<typeof Trade> }>('/sim/v1/trades', opts('Emit a trade print on a venue that publishes trades', Trade), async (req, reply) => {
+    app.post<{ Body: Static<typeof Trade> }>('/sim/v1/trades', opts('Emit a trade print on a venue that publishes trades', Trade, {
+      operationId: 'simEmitTrade',
+      ok: Type.Object({ venue_trade_id: Type.String(), executed_at: Type.String({ format: 'date-time' }) }, closed),
+    }), async (req, reply) => {
       try {
         const ev = sim.market.emitTrade(req.body);
         return sendEnvelope(reply, now(), { venue_trade_id: ev.trade_id, executed_at: new Date(ev.executed_at).toISOString() });
@@ -110,7 +140,10 @@ export function simRoutes(sim: SimControl) {
     const ContestParams = Type.Object({ id: Id });
     app.post<{ Params: Static<typeof ContestParams>; Body: Record<string, unknown> }>(
       '/sim/v1/contests/:id/state',
-      opts('Set live game state (the state fields at top level)', Type.Object({}, { additionalProperties: true }), ContestParams),
+      opts('Set live game state (the state fields at top level)', Type.Object({}, { additionalProperties: true }), {
+        operationId: 'simSetContestState',
+        ok: Type.Object({ contest_id: Type.String(), state: GameState }, closed),
+      }, ContestParams),
       async (req, reply) => {
         try {
           const state = sim.market.setState(req.params.id, req.body as never);
@@ -127,7 +160,17 @@ export function simRoutes(sim: SimControl) {
     ]);
     app.post<{ Params: Static<typeof ContestParams>; Body: Static<typeof Settle> }>(
       '/sim/v1/contests/:id/settle',
-      opts('Settle a contest', Settle, ContestParams),
+      opts('Settle a contest', Settle, {
+        operationId: 'simSettleContest',
+        ok: Type.Object(
+          {
+            contest_id: Type.String(),
+            winner_participant_id: Nullable(Type.String()),
+            results: Type.Array(Type.Object({ position_hash: Type.String(), result: Type.Enum(['win', 'lose', 'push']) }, closed)),
+          },
+          closed,
+        ),
+      }, ContestParams),
       async (req, reply) => {
         try {
           const ev = sim.market.settle(req.params.id, req.body);
@@ -149,7 +192,7 @@ export function simRoutes(sim: SimControl) {
     );
     app.post<{ Params: Static<typeof AccountParams>; Body: Static<typeof Connect> }>(
       '/sim/v1/accounts/:router_account_id/connect',
-      opts('Connect a sim venue to an account with a venue balance', Connect, AccountParams),
+      opts('Connect a sim venue to an account with a venue balance', Connect, { operationId: 'simConnectAccount', ok: SimAccountConnection }, AccountParams),
       async (req, reply) => {
         try {
           return sendEnvelope(reply, now(), sim.market.connectAccount(req.params.router_account_id, req.body));
@@ -159,6 +202,6 @@ export function simRoutes(sim: SimControl) {
       },
     );
 
-    app.get('/sim/v1/state', opts('Seed, frozen flag and venues'), async (_req, reply) => sendEnvelope(reply, now(), sim.market.state()));
+    app.get('/sim/v1/state', opts('Seed, frozen flag and venues', undefined, { operationId: 'simGetState', ok: SimMarketState }), async (_req, reply) => sendEnvelope(reply, now(), sim.market.state()));
   };
 }
