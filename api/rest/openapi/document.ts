@@ -5,7 +5,7 @@
  * - the gate's answers (401, 403 when the route needs entitlements, 429, 503) and the six
  *   X-RateLimit-* headers on every answer the gate has counted (403 only where a route needs more
  *   than the base entitlements every key holds);
- * - validation's 400 on routes that take input, and 413/415 on routes with a body;
+ * - validation's 400 on routes that take input, 413/415 on routes with a body, 414 on routes with path parameters;
  * - the error handler's 500 internal_error, which any route gives on a fault of the service;
  * - `security: []` on public routes;
  * - a query parameter with a default is optional to the caller (the validator fills it in; the
@@ -82,6 +82,8 @@ function documentRoute(schema: FastifySchema | undefined, route: RouteOptions): 
   const shared: Json = { 500: Errors.internal };
   if (s.params || s.querystring || s.body) shared['400'] = Errors.badRequest;
   if (s.body) Object.assign(shared, { 413: Errors.payloadTooLarge, 415: Errors.unsupportedMediaType });
+  // The router refuses a path parameter over maxParamLength before the route runs (errors.ts).
+  if (s.params) shared['414'] = Errors.uriTooLong;
   if (cfg.public) {
     s.security ??= [];
   } else {

@@ -45,6 +45,7 @@ const EntitlementRequiredError = errorDetail(
 );
 const NotFoundError = errorDetail('NotFoundError', Type.Literal('not_found'));
 const PayloadTooLargeError = errorDetail('PayloadTooLargeError', Type.Literal('payload_too_large'));
+const UriTooLongError = errorDetail('UriTooLongError', Type.Literal('uri_too_long'));
 const UnsupportedMediaTypeError = errorDetail('UnsupportedMediaTypeError', Type.Literal('unsupported_media_type'));
 const RateLimitError = errorDetail(
   'RateLimitError',
@@ -67,6 +68,7 @@ export const Errors = {
   entitlementRequired: errorResponse(EntitlementRequiredError, 'The key’s plan lacks an entitlement this route needs'),
   notFound: errorResponse(NotFoundError, 'No such resource'),
   payloadTooLarge: errorResponse(PayloadTooLargeError, 'The request body is over 1 MiB'),
+  uriTooLong: errorResponse(UriTooLongError, 'A path segment is over 500 characters; no id is that long'),
   unsupportedMediaType: errorResponse(UnsupportedMediaTypeError, 'The body is not application/json'),
   rateLimited: errorResponse(RateLimitError, 'The workspace’s minute or day budget is spent', RETRY_AFTER),
   serviceUnavailable: errorResponse(ServiceUnavailableError, 'Authentication and rate limiting are unavailable (a store is unreachable); retry after Retry-After', RETRY_AFTER),
