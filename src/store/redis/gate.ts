@@ -100,6 +100,12 @@ function scriptArgs(b: QueuedBatch): number[] {
   return args;
 }
 
+/**
+ * The longest a script call may go unanswered before its requests are refused (503): the issue's
+ * bound is an answer within 1 s, and a healthy call takes well under a millisecond of Redis time.
+ */
+export const GATE_CALL_TIMEOUT_MS = 750;
+
 /** The requests of one pair of windows: at most one script call in flight, the rest queued. */
 interface Lane {
   pair: string;
@@ -113,11 +119,6 @@ interface Lane {
 
 export const HOUR_MS = 3_600_000;
 const NEGATIVE_TTL_MS = 30_000;
-/**
- * The longest a script call may go unanswered before its requests are refused (503): the issue's
- * bound is an answer within 1 s, and a healthy call takes well under a millisecond of Redis time.
- */
-export const GATE_CALL_TIMEOUT_MS = 750;
 const POSITIVE_TTL_MS = 3_600_000;
 
 /**
