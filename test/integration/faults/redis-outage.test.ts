@@ -132,9 +132,11 @@ describe('Redis killed under load and restarted empty', () => {
     const during = restApi.samples.filter((s) => s.start >= killedAt);
     expect(during.length).toBeGreaterThan(10);
     for (const s of inFlight) {
+      // Its counters may have answered just before the kill (then 200 or 429, however late the
+      // response is written on a loaded machine); a script resent after Redis returns would answer
+      // only after the outage, far beyond this bound (the gate's own fault test shows no resend).
       expect(s.end - killedAt, 'an in-flight request answered within 1 s of the kill').toBeLessThanOrEqual(1_000);
-      // One whose counters answered just before the kill may pass; any later answer is a refusal.
-      if (s.end - killedAt > 100) expect(s.status).toBe(503);
+      expect([200, 429, 503]).toContain(s.status);
     }
     for (const s of during) {
       expect(s.end - s.start, 'a request during the outage answered within 1 s').toBeLessThanOrEqual(1_000);
