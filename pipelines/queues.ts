@@ -3,7 +3,7 @@
  * names cannot contain ':'; the deployment's REDIS_PREFIX is BullMQ's prefix.
  */
 import type { ConnectionOptions, QueueOptions } from 'bullmq';
-import type { Keyspace } from '../src/store/redis/client.js';
+import { reconnectDelay, type Keyspace } from '../src/store/redis/client.js';
 
 export interface JobMap {
   /** Recompute one contest from its venue state (payload carries no quotes: state lives in Redis). */
@@ -23,7 +23,11 @@ export function bullConnection(redisUrl: string): ConnectionOptions {
     username: u.username || undefined,
     password: u.password ? decodeURIComponent(u.password) : undefined,
     db: u.pathname.length > 1 ? Number(u.pathname.slice(1)) : 0,
+    // BullMQ's blocking connections need null (a command waits out a reconnect rather than fail).
     maxRetriesPerRequest: null,
+    // BullMQ's default waits at least 1 s and up to 20 s between attempts: after an outage of a few
+    // seconds the queues came back 10-12 s after Redis did. Ours are back within RECONNECT_MAX_MS.
+    retryStrategy: reconnectDelay,
   };
 }
 

@@ -26,3 +26,24 @@ export const notFound = (what: string, id: string) =>
 export const unauthorized = (message: string) => new ApiError(401, 'unauthorized', message);
 export const entitlementRequired = (missing: string[]) =>
   new ApiError(403, 'entitlement_required', `this key's plan lacks: ${missing.join(', ')}`, { missing });
+
+/**
+ * A store the request needs (Redis, PostgreSQL) cannot be reached: the service's state, not the
+ * caller's fault and not a bug, so 503 `service_unavailable` with when to retry, never a 500.
+ */
+export class StoreUnavailable extends ApiError {
+  constructor(
+    readonly store: 'redis' | 'postgres',
+    what = 'this request',
+    readonly retryAfterSeconds = 1,
+  ) {
+    super(
+      503,
+      'service_unavailable',
+      `${what} cannot be served right now (${store === 'redis' ? 'Redis' : 'PostgreSQL'} is unreachable); retry in ${retryAfterSeconds} s`,
+      { retry_after_seconds: retryAfterSeconds },
+      { 'retry-after': String(retryAfterSeconds) },
+    );
+    this.name = 'StoreUnavailable';
+  }
+}

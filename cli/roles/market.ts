@@ -10,6 +10,7 @@ import { Ingester } from '../../pipelines/ingest/ingester.js';
 import { LiquidityProcessor, type HistorySink } from '../../pipelines/processors/liquidity.js';
 import { LiquidityProducer } from '../../pipelines/producers/liquidity.js';
 import type { SimControl } from '../../api/rest/sim/routes.js';
+import { StoreUnavailable } from '../../src/errors.js';
 import { closeContest, partnerNames, routingMaps } from '../../src/store/pg/catalog.js';
 import { BusPublisher } from '../../src/store/redis/bus.js';
 import { bumpCatalogVersion } from '../../src/store/redis/catalog-version.js';
@@ -84,7 +85,9 @@ export async function startIngest(rt: Runtime, opts: { trades?: TradeSink; simIn
         async refresh(partnerId: string) {
           const a = adapters.find((x) => x.id === partnerId);
           if (a && !a.describe().capabilities.quotes.streaming) await ingester.pollNow(a);
-          await ingester.flush();
+          // The simulator has the change; if Redis cannot take it now, say so (503) rather than
+          // hang: the ingester keeps it and passes it on once Redis is back.
+          if (!(await ingester.flush())) throw new StoreUnavailable('redis', 'passing the change on to the market pipeline');
         },
       }
     : null;

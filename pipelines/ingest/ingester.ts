@@ -4,6 +4,7 @@
  * fetched on their declared interval and only changed quotes go on (unchanged ones are re-confirmed
  * every REFRESH_MS so they do not read as stale).
  */
+import { randomUUID } from 'node:crypto';
 import { parsePositionHash } from '../../src/domain/hashes.js';
 import type { TradePrint } from '../../src/domain/stream.js';
 import { normalizeVenueTrade } from '../../src/domain/trades.js';
@@ -36,6 +37,9 @@ export interface IngesterDeps {
 }
 
 const REFRESH_MS = 20_000;
+/** How often the marker is checked (one SET of a few bytes), and its lifetime without a check. */
+const MARKER_CHECK_MS = 250;
+const MARKER_TTL_MS = 60_000;
 
 export class Ingester {
   private readonly pending = new Map<string, Map<string, NormalizedQuote>>();
@@ -44,13 +48,18 @@ export class Ingester {
   /** The last snapshot of each polled venue, to notice offers it stopped listing. */
   private readonly polled = new Map<string, Map<string, NormalizedQuote>>();
   private readonly timers: NodeJS.Timeout[] = [];
-  private flushing: Promise<void> | null = null;
+  private flushing: Promise<boolean> | null = null;
+  /** This process's marker in Redis (see watchForDataLoss). */
+  private readonly marker = randomUUID();
+  private watching = false;
   quotesIn = 0;
   quotesFlushed = 0;
 
   constructor(private readonly d: IngesterDeps) {}
 
   async start(): Promise<void> {
+    // The marker first: what is written from here on is what a data loss would take away.
+    await this.d.hot.confirmMarker(this.marker, MARKER_TTL_MS);
     for (const a of this.d.adapters) {
       await a.connect();
       const caps = a.describe().capabilities;
@@ -72,6 +81,36 @@ export class Ingester {
     const flush = setInterval(() => void this.flush(), this.d.flushMs ?? 20);
     flush.unref();
     this.timers.push(flush);
+    const watch = setInterval(() => void this.watchForDataLoss(), MARKER_CHECK_MS);
+    watch.unref();
+    this.timers.push(watch);
+  }
+
+  /**
+   * Redis may come back empty (restarted without persistence, flushed): the venue state, computed
+   * liquidity and job keys are gone, and a quote no venue changes again would stay missing. This
+   * process keeps a marker key there; when it is gone, hot state is rebuilt at once from every
+   * venue's current book through the normal pipeline, as if each quote had just changed.
+   */
+  private async watchForDataLoss(): Promise<void> {
+    if (this.watching || !this.d.hot.available) return;
+    this.watching = true;
+    try {
+      if ((await this.d.hot.confirmMarker(this.marker, MARKER_TTL_MS)) === 'lost') await this.rebuild();
+    } catch {
+      // Redis went away again: the next check tries again.
+    } finally {
+      this.watching = false;
+    }
+  }
+
+  private async rebuild(): Promise<void> {
+    const venues = this.d.adapters.filter((a) => a.describe().capabilities.quotes.snapshot);
+    this.d.log.warn({ venues: venues.map((a) => a.id) }, "Redis lost its data: rebuilding venue state from the venues' current books");
+    // What was passed on is gone from Redis: forget it, so every current quote counts as a change.
+    this.lastSeen.clear();
+    await Promise.all(venues.map((a) => this.poll(a)));
+    await this.flush();
   }
 
   /** Reads a polled venue now (after an operator changed it) instead of at its next interval. */
@@ -115,13 +154,20 @@ export class Ingester {
     m.set(q.liquidity_hash, q);
   }
 
-  /** Writes each dirty contest's quotes in one round trip and enqueues its job. */
-  flush(): Promise<void> {
+  /**
+   * Writes each dirty contest's quotes in one round trip and enqueues its job. Resolves false when
+   * some could not be written (Redis unreachable): they stay pending and the next flush retries, so
+   * a caller waiting on the write (the simulator control API) can answer 503 instead of hanging.
+   */
+  flush(): Promise<boolean> {
     if (this.flushing) return this.flushing;
-    if (this.pending.size === 0) return Promise.resolve();
+    if (this.pending.size === 0) return Promise.resolve(true);
+    // While Redis is away every write would fail: keep the quotes (latest per hash) and wait.
+    if (!this.d.hot.available) return Promise.resolve(false);
     const batch = [...this.pending];
     this.pending.clear();
     this.flushing = (async () => {
+      let ok = true;
       await Promise.all(
         batch.map(async ([contestId, quotes]) => {
           try {
@@ -129,6 +175,7 @@ export class Ingester {
             await this.d.producer.enqueue(contestId);
             this.quotesFlushed += quotes.size;
           } catch (err) {
+            ok = false;
             // Put them back: the next flush retries (newer quotes for a hash win).
             const m = this.pending.get(contestId) ?? new Map<string, NormalizedQuote>();
             for (const [h, q] of quotes) if (!m.has(h)) m.set(h, q);
@@ -137,6 +184,7 @@ export class Ingester {
           }
         }),
       );
+      return ok;
     })().finally(() => {
       this.flushing = null;
     });

@@ -49,6 +49,7 @@ interface ContestMeta {
 }
 
 const META_TTL_MS = 60_000;
+const RUN_RETRY_DELAY_MS = 250;
 
 export class LiquidityProcessor {
   readonly worker: Worker<JobMap['liquidity']>;
@@ -65,6 +66,9 @@ export class LiquidityProcessor {
       lockDuration: d.lockMs ?? 5_000,
       stalledInterval: d.lockMs ?? 5_000,
       maxStalledCount: 5,
+      // After a connection error BullMQ waits this long before trying again (default 15 s, which
+      // kept the pipeline idle long after Redis was back).
+      runRetryDelay: RUN_RETRY_DELAY_MS,
     });
     this.worker.on('failed', (job, err) => d.log.warn({ err, contest_id: job?.data.contest_id }, 'liquidity job failed'));
   }

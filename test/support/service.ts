@@ -55,7 +55,11 @@ export async function startService(extraEnv: Record<string, string> = {}, reuse?
     void exited.then((code) => reject(new Error(`service exited with ${code} before starting: ${stderr.slice(-2000)}`)));
     setTimeout(() => reject(new Error(`service did not start within 60 s: ${stderr.slice(-2000)}`)), 60_000).unref();
   });
-  await started;
+  // A service that did not start must not outlive the test that started it.
+  await started.catch((err: unknown) => {
+    child.kill('SIGKILL');
+    throw err;
+  });
   const apiLog = logs.find((l) => l.msg === 'api listening') as { url: string } | undefined;
   const port = Number(new URL(apiLog!.url).port);
   const gw = logs.find((l) => l.msg === 'stream gateway listening') as { url?: string } | undefined;

@@ -7,6 +7,7 @@ import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../../../src/errors.js';
+import { asStoreUnavailable } from '../../../src/store/unavailable.js';
 
 interface AjvErrorLike {
   keyword: string;
@@ -60,7 +61,7 @@ export function installErrorHandling(app: FastifyInstance): void {
     let api: ApiError | null = null;
     if (err instanceof ApiError) api = err;
     else if ((err as { validation?: unknown }).validation) api = fromValidation(err as never);
-    else api = fromFastify(err);
+    else api = fromFastify(err) ?? asStoreUnavailable(err);
     if (!api) {
       request.log.error({ err, request_id: request.id, url: request.url }, 'unhandled error');
       api = new ApiError(500, 'internal_error', 'internal error; the request id is in the log', { request_id: request.id });

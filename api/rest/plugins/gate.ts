@@ -15,7 +15,8 @@ import { retryAfterSeconds } from '../../../src/domain/ratelimit.js';
 import { sha256Hex } from '../../../src/ids.js';
 import { verifyPlayerJwt } from '../../../src/jwt.js';
 import { isInvalid, type Credential, type PrincipalCache, type Resolved } from '../../../src/store/principals.js';
-import { GateUnavailable, type GateOutcome } from '../../../src/store/redis/gate.js';
+import type { GateOutcome } from '../../../src/store/redis/gate.js';
+import { asStoreUnavailable } from '../../../src/store/unavailable.js';
 import type { AppContext } from '../context.js';
 import { isSafeId } from '../schemas.js';
 
@@ -108,10 +109,9 @@ export function installGate(app: FastifyInstance, ctx: AppContext, principals: P
     else principals.resolve(cred).then((rec) => admit(request, reply, cred, rec, dayExempt, required, done), (err: unknown) => done(unavailableOr(err)));
   }
 
-  /** Redis out of reach is the service's state, not a bug: 503 and when to retry, not a 500. */
+  /** A store out of reach (Redis, or PostgreSQL for an uncached key) is the service's state, not a bug: 503 and when to retry. */
   function unavailableOr(err: unknown): Error {
-    if (!(err instanceof GateUnavailable)) return err as Error;
-    return new ApiError(503, 'service_unavailable', 'authentication and rate limiting are unavailable (Redis is unreachable); retry in a few seconds', { retry_after_seconds: 1 }, { 'retry-after': '1' });
+    return asStoreUnavailable(err, 'authentication and rate limiting') ?? (err as Error);
   }
 
   function admit(request: FastifyRequest, reply: FastifyReply, cred: Credential, rec: Resolved, dayExempt: boolean, required: readonly string[], done: (err?: Error) => void): void {

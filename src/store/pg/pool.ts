@@ -10,8 +10,12 @@ export type PoolClient = pg.PoolClient;
 pg.types.setTypeParser(20, (v) => Number(v));
 pg.types.setTypeParser(1700, (v) => Number(v));
 
+const CONNECT_TIMEOUT_MS = 2_000;
+
 export function createPool(databaseUrl: string, max = 10, log?: Logger): Pool {
-  const pool = new pg.Pool({ connectionString: databaseUrl, max, idleTimeoutMillis: 30_000 });
+  // connectionTimeoutMillis: with PostgreSQL unreachable a request fails in bounded time (and answers
+  // 503, src/store/unavailable.ts) instead of waiting on the pool forever (pg's default).
+  const pool = new pg.Pool({ connectionString: databaseUrl, max, idleTimeoutMillis: 30_000, connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
   // An idle client's connection can drop (server restart, admin termination); pg emits that on the
   // pool, and an 'error' event nobody listens to would kill the process. The pool replaces the client.
   pool.on('error', (err) => log?.warn({ err }, 'an idle PostgreSQL connection failed; it will be replaced'));

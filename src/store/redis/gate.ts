@@ -11,6 +11,8 @@
  */
 import type { PrincipalRecord } from '../../domain/principal.js';
 import { countInOrder, windowsAt, type CountedRequest, type Windows } from '../../domain/ratelimit.js';
+import { StoreUnavailable } from '../../errors.js';
+import { asStoreUnavailable } from '../unavailable.js';
 import type { Keyspace, Redis } from './client.js';
 
 // The requests of one lane (see RequestGate.check) go to Redis in one script call: measured on this
@@ -97,6 +99,12 @@ function scriptArgs(b: QueuedBatch): number[] {
   }
   return args;
 }
+
+/**
+ * The longest a script call may go unanswered before its requests are refused (503): the issue's
+ * bound is an answer within 1 s, and a healthy call takes well under a millisecond of Redis time.
+ */
+export const GATE_CALL_TIMEOUT_MS = 750;
 
 /** The requests of one pair of windows: at most one script call in flight, the rest queued. */
 interface Lane {
@@ -241,14 +249,38 @@ export class RequestGate {
     lane.inFlight = true;
     this.batching.calls++;
     this.batching.requests += b.waiters.length;
-    const settle = () => {
+    // The call settles exactly once: with Redis' answer, with the client's rejection (the
+    // connection dropped: src/store/redis/client.ts rejects in-flight commands at once and never
+    // resends them), or at the deadline (a connection that hangs without closing). A late answer
+    // after the deadline is dropped: those requests were refused, so counting them only errs on
+    // the side of the budget, and the lane is already serving newer requests.
+    let settled = false;
+    const settle = (): boolean => {
+      if (settled) return false;
+      settled = true;
+      clearTimeout(deadline);
       lane.inFlight = false;
       if (lane.queued) this.markReady(lane);
-      else this.lanes.delete(lane.pair);
+      else if (this.lanes.get(lane.pair) === lane) this.lanes.delete(lane.pair);
+      return true;
     };
+    const fail = (reason: unknown) => {
+      if (!settle()) return;
+      for (const waiter of b.waiters) callEach(waiter.cb, reason);
+    };
+    const deadline = setTimeout(() => {
+      // Requests queued behind the stuck call would wait as long again: refuse them too, and let
+      // the next request open a fresh lane.
+      const queued = lane.queued;
+      lane.queued = null;
+      if (this.lanes.get(lane.pair) === lane) this.lanes.delete(lane.pair);
+      const err = new GateUnavailable(`${this.redis.status}, no answer within ${GATE_CALL_TIMEOUT_MS} ms`);
+      fail(err);
+      for (const waiter of queued?.waiters ?? []) callEach(waiter.cb, err);
+    }, GATE_CALL_TIMEOUT_MS);
     this.redis.flowCount(lane.minute, lane.day, ...scriptArgs(b)).then(
       (res) => {
-        settle();
+        if (!settle()) return;
         const verdicts = countInOrder(Number(res[0]), Number(res[1]), b.waiters);
         for (let i = 0; i < b.waiters.length; i++) {
           const v = verdicts[i]!;
@@ -256,12 +288,8 @@ export class RequestGate {
           callEach(waiter.cb, null, { kind: v.kind, minuteCount: v.minuteCount, dayCount: v.dayCount, windows: waiter.windows });
         }
       },
-      (err: unknown) => {
-        settle();
-        // A call failed by a connection that went away is the service's state, not a script error.
-        const reason = this.redis.status === 'ready' ? err : new GateUnavailable(this.redis.status);
-        for (const waiter of b.waiters) callEach(waiter.cb, reason);
-      },
+      // A call failed by a connection that went away is the service's state, not a script error.
+      (err: unknown) => fail(this.redis.status === 'ready' && !asStoreUnavailable(err) ? err : new GateUnavailable(this.redis.status)),
     );
   }
 
@@ -392,9 +420,9 @@ export class RequestGate {
 }
 
 /** The counters cannot be reached: the request can be neither admitted nor refused by its budget. */
-export class GateUnavailable extends Error {
+export class GateUnavailable extends StoreUnavailable {
   constructor(readonly redisStatus: string) {
-    super(`rate-limit counters unreachable (Redis ${redisStatus})`);
+    super('redis', 'authentication and rate limiting');
     this.name = 'GateUnavailable';
   }
 }

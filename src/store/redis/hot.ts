@@ -7,6 +7,7 @@
  *   depth:<contest>  hash  position_hash → depth JSON
  *   snap:<contest>   str   the compute snapshot the next job diffs against
  *   state:<contest>  str   contest state object
+ *   marker:<token>   str   one per ingest process, with a lifetime: its absence means Redis lost its data
  * Writes of computed state are compare-and-set on the venue-state version they were computed from,
  * so a slow job can never overwrite a newer result.
  */
@@ -48,6 +49,23 @@ export class HotState {
     if (!(this.redis as unknown as Record<string, unknown>).flowWriteComputed) {
       this.redis.defineCommand('flowWriteComputed', { numberOfKeys: 4, lua: WRITE_COMPUTED_LUA });
     }
+  }
+
+  /** Whether commands would be sent now (a command client refuses them while Redis is away). */
+  get available(): boolean {
+    return this.redis.status === 'ready';
+  }
+
+  /**
+   * Renews this process's marker key; 'lost' when it was gone, which (within its lifetime) means
+   * Redis restarted empty or was flushed, so everything written before is gone too. The first call
+   * creates it. One round trip while it is there.
+   */
+  async confirmMarker(token: string, ttlMs: number): Promise<'kept' | 'lost'> {
+    const key = this.ks.k('marker', token);
+    if ((await this.redis.set(key, '1', 'PX', ttlMs, 'XX')) === 'OK') return 'kept';
+    await this.redis.set(key, '1', 'PX', ttlMs);
+    return 'lost';
   }
 
   private k(kind: string, contestId: string): string {
