@@ -49,6 +49,7 @@ const simResponses = (ok: TSchema, change: boolean) => ({
         400: Errors.operator('The request or its values are refused; the code names why'),
         404: Errors.operator('An unknown venue, position or contest'),
         409: Errors.operator('The contest is already settled'),
+        503: Errors.serviceUnavailable,
       }
     : {}),
 });
