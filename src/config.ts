@@ -28,6 +28,8 @@ export interface Config {
   logLevel: string;
   /** Retention of tick/price history in ClickHouse, days (0 = keep forever). */
   historyRetentionDays: number;
+  /** How long the hot state of a closed (final or cancelled) contest stays in Redis, seconds. */
+  hotRetentionSeconds: number;
 }
 
 export class ConfigError extends Error {}
@@ -81,5 +83,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     cursorSecret: env.FLOW_CURSOR_SECRET || `cursor:${jwtSecret}`,
     logLevel: env.LOG_LEVEL || 'info',
     historyRetentionDays: int(env, 'FLOW_HISTORY_RETENTION_DAYS', 0),
+    hotRetentionSeconds: int(env, 'FLOW_HOT_RETENTION_SECONDS', 3600, 1, 30 * 86_400),
   };
 }

@@ -40,7 +40,7 @@ export async function startIngest(rt: Runtime, opts: { trades?: TradeSink; simIn
   const unknown = rt.config.venues.filter((v) => v !== 'sim');
   if (unknown.length) rt.log.warn({ venues: unknown }, 'no adapter registered for these FLOW_VENUES entries; skipped');
 
-  const hot = new HotState(rt.redis, rt.ks);
+  const hot = new HotState(rt.redis, rt.ks, { closedRetentionMs: rt.config.hotRetentionSeconds * 1000 });
   const producer = new LiquidityProducer(rt.config.redisUrl, rt.ks);
   const bus = new BusPublisher(rt.redis, rt.ks);
   const names = await partnerNames(rt.pool);
