@@ -5,11 +5,14 @@
  */
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ComputePool } from '../../../pipelines/compute-pool.js';
 import { Ingester } from '../../../pipelines/ingest/ingester.js';
+import { LiquidityProcessor } from '../../../pipelines/processors/liquidity.js';
 import { LiquidityProducer } from '../../../pipelines/producers/liquidity.js';
 import { BusPublisher } from '../../../src/store/redis/bus.js';
 import { HOT_KINDS, HotState } from '../../../src/store/redis/hot.js';
-import { createSimAdapters, SimMarket } from '../../../src/venues/sim/index.js';
+import { buildSimCatalog, createSimAdapters, SimMarket } from '../../../src/venues/sim/index.js';
+import type { NormalizedQuote } from '../../../src/venues/types.js';
 import { startStack, type TestStack } from '../../support/stack.js';
 
 const NOW = Date.UTC(2026, 0, 10, 18, 0, 0);
@@ -17,7 +20,8 @@ const RETENTION_MS = 120_000;
 
 let s: TestStack;
 beforeAll(async () => {
-  s = await startStack();
+  // The catalog of the simulated world the tests run, so the compute worker finds its positions.
+  s = await startStack({ catalog: buildSimCatalog(7, NOW) });
 });
 afterAll(async () => s?.close());
 
@@ -110,4 +114,60 @@ describe('hot state of a closed contest', () => {
     await hot.setContestState(c, '{}');
     for (const kind of HOT_KINDS) expect(await s.rt.redis.exists(s.rt.ks.k(kind, c)), kind).toBe(0);
   });
+});
+
+describe("the compute worker's contest facts", () => {
+  it('are bounded by contest count and dropped once a contest stops being computed (as a closed one does)', async () => {
+    const catalog = buildSimCatalog(7, NOW);
+    const contests = [...new Set(catalog.positions.filter((p) => p.market_key === 'moneyline').map((p) => p.contest_id))].slice(0, 3);
+    let t = Date.now();
+    const hot = new HotState(s.rt.redis, s.rt.ks);
+    const quote = (positionHash: string): NormalizedQuote => ({
+      partner_id: 'sim_exchange',
+      liquidity_hash: `sim_exchange:${positionHash}`,
+      position_hash: positionHash,
+      venue_market_id: positionHash,
+      venue_side_key: 'home',
+      price: 0.5,
+      available: 100,
+      levels: [{ price: 0.5, available: 100 }],
+      fee: { kind: 'none' },
+      real_book: true,
+      source: 'streaming',
+      ts_event: t,
+      ts_init: t,
+    });
+    const compute = new ComputePool(1);
+    const producer = new LiquidityProducer(s.env.REDIS_URL!, s.rt.ks);
+    const processor = new LiquidityProcessor({
+      redisUrl: s.env.REDIS_URL!,
+      ks: s.rt.ks,
+      pool: s.rt.pool,
+      hot,
+      bus: new BusPublisher(s.rt.redis, s.rt.ks),
+      compute,
+      log: pino({ level: 'silent' }),
+      now: () => t,
+      maxContests: 2,
+    });
+    try {
+      for (const c of contests) {
+        const pos = catalog.positions.find((p) => p.contest_id === c && p.market_key === 'moneyline')!;
+        await hot.writeQuotes(c, [quote(pos.position_hash)]);
+        await producer.enqueue(c);
+      }
+      const until = Date.now() + 30_000;
+      const computed = async () => (await Promise.all(contests.map((c) => hot.liquidity(c)))).every((x) => x !== null);
+      while (!(await computed()) && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
+      expect(await computed()).toBe(true);
+      expect(processor.metaSize()).toBe(2);
+      t += 61_000;
+      processor.pruneMeta();
+      expect(processor.metaSize()).toBe(0);
+    } finally {
+      await processor.close();
+      await compute.close();
+      await producer.close();
+    }
+  }, 60_000);
 });
