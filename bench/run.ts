@@ -9,6 +9,7 @@ const SCENARIOS: Record<string, string> = {
   'ws-fanout': './ws-fanout.js',
   'history-ingest': './history-ingest.js',
   'history-query': './history-query.js',
+  soak: './soak.js',
 };
 
 const [name, ...args] = process.argv.slice(2);

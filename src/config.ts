@@ -33,6 +33,8 @@ export interface Config {
   historyRetentionDays: number;
   /** The history reads also serve rows `flow history synthesize` wrote (default false: real rows only). */
   historyIncludeSynthetic: boolean;
+  /** How long the hot state of a closed (final or cancelled) contest stays in Redis, seconds. */
+  hotRetentionSeconds: number;
 }
 
 export class ConfigError extends Error {}
@@ -114,5 +116,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, secrets: Secret
     logLevel: env.LOG_LEVEL || 'info',
     historyRetentionDays: int(env, 'FLOW_HISTORY_RETENTION_DAYS', 0),
     historyIncludeSynthetic: bool(env, 'FLOW_HISTORY_INCLUDE_SYNTHETIC', false),
+    hotRetentionSeconds: int(env, 'FLOW_HOT_RETENTION_SECONDS', 3600, 1, 30 * 86_400),
   };
 }

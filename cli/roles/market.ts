@@ -11,11 +11,11 @@ import { LiquidityProcessor, type HistorySink } from '../../pipelines/processors
 import { LiquidityProducer } from '../../pipelines/producers/liquidity.js';
 import type { SimControl } from '../../api/rest/sim/routes.js';
 import { StoreUnavailable } from '../../src/errors.js';
-import { closeContest, partnerNames, routingMaps } from '../../src/store/pg/catalog.js';
+import { closeContest, partnerNames, routingMaps, seedCatalog } from '../../src/store/pg/catalog.js';
 import { BusPublisher } from '../../src/store/redis/bus.js';
 import { bumpCatalogVersion } from '../../src/store/redis/catalog-version.js';
 import { HotState } from '../../src/store/redis/hot.js';
-import { createSimAdapters, SimMarket } from '../../src/venues/sim/index.js';
+import { createSimAdapters, SimMarket, type SimChurnOptions, type SimContestOpenedEvent } from '../../src/venues/sim/index.js';
 import type { VenueAdapter } from '../../src/venues/types.js';
 import { simEpoch } from '../bootstrap.js';
 import type { TradeSink } from '../../pipelines/ingest/ingester.js';
@@ -28,7 +28,14 @@ export interface IngestRole {
   stop(): Promise<void>;
 }
 
-export async function startIngest(rt: Runtime, opts: { trades?: TradeSink; simIntervalMs?: number } = {}): Promise<IngestRole> {
+export interface IngestOptions {
+  trades?: TradeSink;
+  simIntervalMs?: number;
+  /** Soak runs: the simulator keeps opening and settling contests (off by default). */
+  simChurn?: SimChurnOptions;
+}
+
+export async function startIngest(rt: Runtime, opts: IngestOptions = {}): Promise<IngestRole> {
   const adapters: VenueAdapter[] = [];
   let market: SimMarket | null = null;
   if (rt.config.venues.includes('sim')) {
@@ -41,11 +48,26 @@ export async function startIngest(rt: Runtime, opts: { trades?: TradeSink; simIn
   const unknown = rt.config.venues.filter((v) => v !== 'sim');
   if (unknown.length) rt.log.warn({ venues: unknown }, 'no adapter registered for these FLOW_VENUES entries; skipped');
 
-  const hot = new HotState(rt.redis, rt.ks);
+  const hot = new HotState(rt.redis, rt.ks, { closedRetentionMs: rt.config.hotRetentionSeconds * 1000 });
   const producer = new LiquidityProducer(rt.config.redisUrl, rt.ks);
   const bus = new BusPublisher(rt.redis, rt.ks);
   const names = await partnerNames(rt.pool);
   const routes = await routingMaps(rt.pool);
+  const openedPositions = new Map<string, string[]>();
+  // Contests the simulator opens while running go into the catalog before their quotes are computed
+  // (a job that comes first finds no positions yet and is not remembered; the next one is).
+  market?.onContestOpened((ev: SimContestOpenedEvent) => {
+    routes.leagueOf.set(ev.contest.id, ev.contest.league_id);
+    for (const p of ev.positions) routes.marketOf.set(p.position_hash, p.market_id);
+    openedPositions.set(
+      ev.contest.id,
+      ev.positions.map((p) => p.position_hash),
+    );
+    void seedCatalog(rt.pool, { leagues: [], participants: [], contests: [ev.contest], markets: [], contest_markets: ev.contest_markets, positions: ev.positions, partners: [] })
+      .then(() => bumpCatalogVersion(rt.redis, rt.ks))
+      .catch((err) => rt.log.warn({ err, contest_id: ev.contest.id }, 'recording a contest the simulator opened failed'));
+  });
+  if (market && opts.simChurn) market.churn(opts.simChurn);
   const ingester = new Ingester({
     adapters,
     hot,
@@ -58,6 +80,13 @@ export async function startIngest(rt: Runtime, opts: { trades?: TradeSink; simIn
     partnerName: (p) => names.get(p) ?? p,
     trades: opts.trades,
     onFinal: (contestId) => {
+      // A contest the simulator opened at run time leaves the routing maps with it (the world's stay).
+      const opened = openedPositions.get(contestId);
+      if (opened) {
+        openedPositions.delete(contestId);
+        routes.leagueOf.delete(contestId);
+        for (const h of opened) routes.marketOf.delete(h);
+      }
       void closeContest(rt.pool, contestId)
         .then((changed) => (changed ? bumpCatalogVersion(rt.redis, rt.ks) : 0))
         .catch((err) => rt.log.warn({ err, contest_id: contestId }, 'closing a finished contest failed'));

@@ -6,6 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { parsePositionHash } from '../../src/domain/hashes.js';
+import { isClosedGameStatus } from '../../src/domain/lifecycle.js';
 import type { TradePrint } from '../../src/domain/stream.js';
 import { normalizeVenueTrade } from '../../src/domain/trades.js';
 import type { Logger } from '../../src/log.js';
@@ -32,18 +33,38 @@ export interface IngesterDeps {
   /** Position → its market id (router_market_id on trade prints). */
   marketOf: (positionHash: string) => string | null;
   trades?: TradeSink;
+  /** A contest closed (game_status final or cancelled). */
   onFinal?: (contestId: string) => void;
   flushMs?: number;
+  /** Upper bound on remembered quotes (the last-seen map); default MAX_SEEN. */
+  maxSeen?: number;
 }
 
 const REFRESH_MS = 20_000;
 /** How often the marker is checked (one SET of a few bytes), and its lifetime without a check. */
 const MARKER_CHECK_MS = 250;
 const MARKER_TTL_MS = 60_000;
+/** Far above any real catalog's quote count: a safety net, not the normal way entries go. */
+const MAX_SEEN = 500_000;
+
+interface Seen {
+  price: number;
+  available: number;
+  at: number;
+  levels: string;
+  side: string;
+}
 
 export class Ingester {
   private readonly pending = new Map<string, Map<string, NormalizedQuote>>();
-  private readonly lastSeen = new Map<string, { price: number; available: number; at: number; levels: string; side: string }>();
+  /**
+   * The last quote passed on per contest and liquidity_hash, to pass on only changes. Dropped when
+   * the contest closes; capped (oldest contest first) should contests never close.
+   */
+  private readonly lastSeen = new Map<string, Map<string, Seen>>();
+  private seenCount = 0;
+  /** Contests that closed → until when to remember it (late quotes are not remembered then). */
+  private readonly closed = new Map<string, number>();
   private readonly unsubs: (() => void)[] = [];
   /** The last snapshot of each polled venue, to notice offers it stopped listing. */
   private readonly polled = new Map<string, Map<string, NormalizedQuote>>();
@@ -109,6 +130,7 @@ export class Ingester {
     this.d.log.warn({ venues: venues.map((a) => a.id) }, "Redis lost its data: rebuilding venue state from the venues' current books");
     // What was passed on is gone from Redis: forget it, so every current quote counts as a change.
     this.lastSeen.clear();
+    this.seenCount = 0;
     await Promise.all(venues.map((a) => this.poll(a)));
     await this.flush();
   }
@@ -143,15 +165,54 @@ export class Ingester {
   /** Takes one quote; only a change (or a due re-confirmation) is passed on. */
   accept(q: NormalizedQuote): void {
     this.quotesIn++;
-    const levels = q.levels.length > 1 ? JSON.stringify(q.levels) : '';
-    const seen = this.lastSeen.get(q.liquidity_hash);
-    if (seen && seen.price === q.price && seen.available === q.available && seen.levels === levels && seen.side === q.venue_side_key && q.ts_init - seen.at < REFRESH_MS) return;
-    this.lastSeen.set(q.liquidity_hash, { price: q.price, available: q.available, at: q.ts_init, levels, side: q.venue_side_key });
     const key = parsePositionHash(q.position_hash);
     if (!key) return;
+    const levels = q.levels.length > 1 ? JSON.stringify(q.levels) : '';
+    let bySeen = this.lastSeen.get(key.contest_id);
+    const seen = bySeen?.get(q.liquidity_hash);
+    if (seen && seen.price === q.price && seen.available === q.available && seen.levels === levels && seen.side === q.venue_side_key && q.ts_init - seen.at < REFRESH_MS) return;
+    // A closed contest's straggling quotes still reach its (expiring) hot state, but are not remembered.
+    if (!this.closed.has(key.contest_id)) {
+      if (!bySeen) this.lastSeen.set(key.contest_id, (bySeen = new Map()));
+      if (!seen) this.seenCount++;
+      bySeen.set(q.liquidity_hash, { price: q.price, available: q.available, at: q.ts_init, levels, side: q.venue_side_key });
+      if (this.seenCount > (this.d.maxSeen ?? MAX_SEEN)) this.evictOldestSeen(key.contest_id);
+    }
     let m = this.pending.get(key.contest_id);
     if (!m) this.pending.set(key.contest_id, (m = new Map()));
     m.set(q.liquidity_hash, q);
+  }
+
+  /** Quotes remembered in the last-seen map (for tests and metrics). */
+  seenSize(): number {
+    return this.seenCount;
+  }
+
+  /** Contests with remembered quotes. */
+  seenContests(): number {
+    return this.lastSeen.size;
+  }
+
+  private evictOldestSeen(keep: string): void {
+    for (const [contestId, m] of this.lastSeen) {
+      if (this.seenCount <= (this.d.maxSeen ?? MAX_SEEN)) return;
+      if (contestId === keep) continue;
+      this.lastSeen.delete(contestId);
+      this.seenCount -= m.size;
+    }
+  }
+
+  /** A contest closed: forget its quotes here and start the expiry of its hot state. */
+  private async closeContest(contestId: string): Promise<void> {
+    const now = this.d.now();
+    for (const [c, until] of this.closed) if (until <= now) this.closed.delete(c);
+    this.closed.set(contestId, now + 2 * this.d.hot.closedRetentionMs);
+    const m = this.lastSeen.get(contestId);
+    if (m) {
+      this.lastSeen.delete(contestId);
+      this.seenCount -= m.size;
+    }
+    await this.d.hot.closeContest(contestId);
   }
 
   /**
@@ -220,7 +281,10 @@ export class Ingester {
       await this.d.hot.setContestState(rec.contest_id, JSON.stringify(obj));
       const event = JSON.stringify({ type: 'contest_state.update', contest_id: rec.contest_id, state: obj.state, refreshed_at: obj.refreshed_at, timestamp: new Date(now).toISOString() });
       await this.d.bus.publish({ channel: 'contest_state', contest_id: rec.contest_id, league_id: this.d.leagueOf(rec.contest_id), event });
-      if (rec.state.game_status === 'final') this.d.onFinal?.(rec.contest_id);
+      if (isClosedGameStatus(rec.state.game_status)) {
+        await this.closeContest(rec.contest_id);
+        this.d.onFinal?.(rec.contest_id);
+      }
     } catch (err) {
       this.d.log.warn({ err, contest_id: rec.contest_id }, 'storing game state failed');
     }

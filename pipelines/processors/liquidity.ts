@@ -7,6 +7,7 @@
  * killed worker loses nothing: BullMQ re-runs the stalled job, or the next change runs a newer one.
  */
 import { Worker, type Job } from 'bullmq';
+import { LRUCache } from 'lru-cache';
 import type { VenueQuote, PositionInput } from '../../src/compute/types.js';
 import type { LiquidityJobOutput } from '../../src/compute/job.js';
 import { chunk, type TickEntry } from '../../src/domain/stream.js';
@@ -40,6 +41,8 @@ export interface LiquidityProcessorDeps {
   concurrency?: number;
   /** How long a job's lock lives without renewal: a crashed worker's job runs again after about this. */
   lockMs?: number;
+  /** Most contests whose catalog facts are kept in memory (default MAX_META). */
+  maxContests?: number;
 }
 
 interface ContestMeta {
@@ -50,15 +53,25 @@ interface ContestMeta {
 
 const META_TTL_MS = 60_000;
 const RUN_RETRY_DELAY_MS = 250;
+/** Far more contests than recompute at once; beyond it the least recently computed are reloaded. */
+const MAX_META = 10_000;
 
 export class LiquidityProcessor {
   readonly worker: Worker<JobMap['liquidity']>;
-  private readonly meta = new Map<string, ContestMeta>();
+  /**
+   * Catalog facts per contest, reloaded after META_TTL_MS. A closed contest gets no more jobs, so
+   * its entry goes stale and the sweep drops it; the LRU bound holds should contests churn faster.
+   */
+  private readonly meta: LRUCache<string, ContestMeta>;
+  private readonly sweep: NodeJS.Timeout;
   private names = new Map<string, string>();
   private namesAt = 0;
   processed = 0;
 
   constructor(private readonly d: LiquidityProcessorDeps) {
+    this.meta = new LRUCache<string, ContestMeta>({ max: d.maxContests ?? MAX_META, ttl: META_TTL_MS, ttlResolution: 0, perf: { now: d.now } });
+    this.sweep = setInterval(() => this.pruneMeta(), META_TTL_MS);
+    this.sweep.unref();
     this.worker = new Worker<JobMap['liquidity']>(QUEUE_NAMES.liquidity, (job) => this.process(job), {
       ...queueOptions(d.redisUrl, d.ks),
       concurrency: d.concurrency ?? 8,
@@ -78,7 +91,8 @@ export class LiquidityProcessor {
     let m = this.meta.get(contestId);
     if (!m || t - m.loadedAt > META_TTL_MS) {
       m = { positions: await positionsOfContest(this.d.pool, contestId), leagueId: await contestLeague(this.d.pool, contestId), loadedAt: t };
-      this.meta.set(contestId, m);
+      // A contest the catalog does not list (yet) is asked about again next time, not remembered empty.
+      if (m.positions.length > 0) this.meta.set(contestId, m);
     }
     if (t - this.namesAt > META_TTL_MS) {
       this.names = await partnerNames(this.d.pool);
@@ -143,7 +157,18 @@ export class LiquidityProcessor {
     this.meta.delete(contestId);
   }
 
+  /** Contests whose catalog facts are in memory. */
+  metaSize(): number {
+    return this.meta.size;
+  }
+
+  /** Drops the facts of contests not computed within META_TTL_MS (closed ones among them). */
+  pruneMeta(): void {
+    this.meta.purgeStale();
+  }
+
   async close(): Promise<void> {
+    clearInterval(this.sweep);
     await this.worker.close();
   }
 }

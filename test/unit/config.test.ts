@@ -61,4 +61,9 @@ describe('config', () => {
     expect(parseRoles('all')).toEqual([...ROLES]);
     expect(parseRoles(undefined)).toEqual([...ROLES]);
   });
+  it('hot-state retention of closed contests: an hour unless FLOW_HOT_RETENTION_SECONDS says otherwise', () => {
+    expect(loadConfig({}).hotRetentionSeconds).toBe(3600);
+    expect(loadConfig({ FLOW_HOT_RETENTION_SECONDS: '90' }).hotRetentionSeconds).toBe(90);
+    expect(() => loadConfig({ FLOW_HOT_RETENTION_SECONDS: '0' })).toThrow(/FLOW_HOT_RETENTION_SECONDS/);
+  });
 });

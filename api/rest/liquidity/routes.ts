@@ -4,6 +4,7 @@
  * POST contest-state/batch. Bodies are served as stored: serialized once by the compute worker.
  */
 import type { FastifyInstance } from 'fastify';
+import { LRUCache } from 'lru-cache';
 import { Type, type Static } from 'typebox';
 import { badRequest, notFound } from '../../../src/errors.js';
 import { parsePositionHash } from '../../../src/domain/hashes.js';
@@ -15,50 +16,32 @@ import { sendCachedData, sendEnvelope, sendFragment } from '../reply.js';
 import { Id, IdParams, PositionHash } from '../schemas.js';
 import { Errors, Ok } from '../openapi/responses.js';
 import { ContestState, ContestStateEntry, Depth, Position } from '../openapi/shapes.js';
+import { LiquidityCopies } from './copies.js';
 
 export function liquidityRoutes(hot: HotState) {
   return async (app: FastifyInstance, ctx: AppContext): Promise<void> => {
     const now = () => ctx.clock.now();
     // Contest existence is catalog data: remember the answer briefly instead of asking PostgreSQL per read.
-    const known = new Map<string, { ok: boolean; at: number }>();
+    const known = new LRUCache<string, { ok: boolean }>({ max: 10_000, ttl: 10_000, ttlResolution: 0 });
     async function contestExists(id: string): Promise<boolean> {
       const hit = known.get(id);
-      if (hit && now() - hit.at < 10_000) return hit.ok;
+      if (hit) return hit.ok;
       const ok = (await getContest(ctx.pool, id)) !== null;
-      if (known.size > 10_000) known.clear();
-      known.set(id, { ok, at: now() });
+      known.set(id, { ok });
       return ok;
     }
 
-    // A contest's liquidity is large (every position × venue) and read far more often than it
-    // changes: keep the last copy per contest. Every recomputation publishes on the bus, which drops
-    // the copy at once; should a bus message be lost, a copy older than REVALIDATE_MS is checked
-    // against its version (a few bytes) before it is served again.
-    const REVALIDATE_MS = 1_000;
-    const cached = new Map<string, { version: number; fragment: Buffer; checkedAt: number }>();
-    async function liquidityFragment(contestId: string): Promise<Buffer | null> {
-      const hit = cached.get(contestId);
-      const t = Date.now();
-      if (hit) {
-        if (t - hit.checkedAt < REVALIDATE_MS) return hit.fragment;
-        if ((await hot.liquidityVersion(contestId)) === hit.version) {
-          hit.checkedAt = t;
-          return hit.fragment;
-        }
-      }
-      const fresh = await hot.liquidityWithVersion(contestId);
-      if (!fresh) return null;
-      const fragment = Buffer.from(fresh.json);
-      if (cached.size > 2_000) cached.clear();
-      cached.set(contestId, { version: fresh.version, fragment, checkedAt: t });
-      return fragment;
-    }
+    const copies = new LiquidityCopies(hot);
+    const sweep = setInterval(() => copies.sweep(), 30_000);
+    sweep.unref();
+    const liquidityFragment = (contestId: string) => copies.get(contestId);
     const subscriber = ctx.redis.duplicate();
     const unsubscribe = await subscribeBus(subscriber, ctx.ks, ['liquidity'], (_c, raw) => {
       const contestId = decodeBusMessage('liquidity', raw).contest_id;
-      if (contestId) cached.delete(contestId);
+      if (contestId) copies.drop(contestId);
     });
     app.addHook('onClose', async () => {
+      clearInterval(sweep);
       await unsubscribe().catch(() => undefined);
       subscriber.disconnect();
     });

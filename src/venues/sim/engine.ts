@@ -10,7 +10,7 @@ import { fillFee } from '../fees.js';
 import { fromNative, inPriceBand, onGrid, round6, toNative } from '../prices.js';
 import type { PositionResult, PriceLevel } from '../types.js';
 import type { SimWireBalanceEvent, SimWireOrderAck, SimWireOrderRequest } from './messages.js';
-import type { AccountRt, Listing, OrderRt, PosRt, VenueRt } from './runtime.js';
+import type { AccountRt, Listing, OrderRt, OrderState, PosRt, VenueRt } from './runtime.js';
 
 /** A venue-side refusal of a malformed request (mapped to a VenueError by the adapter). */
 export class SimFault extends Error {
@@ -296,6 +296,7 @@ function recorder(v: VenueRt, o: OrderRt, key: string): { store(): OrderRt; reje
   const store = () => {
     v.orders.set(o.id, o);
     v.byClientId.set(key, o);
+    if (v.orders.size > MAX_ORDERS_PER_VENUE) forgetOldestFinished(v, v.orders.size - MAX_ORDERS_PER_VENUE);
     return o;
   };
   const reject = (reason: string, msg: string) => {
@@ -462,6 +463,38 @@ export function settleVenue(ctx: EngineCtx, v: VenueRt, contestId: string, resul
       a.balance = round6(a.balance + credit);
       ctx.balanceChanged(v, a, 'SETTLEMENT', null);
     }
+  }
+}
+
+/**
+ * The venue keeps an order while it can still change (OPEN, PENDING) or be asked about; finished
+ * orders go when their contest settles (forgetSettledOrders) and, beyond this many, oldest first.
+ */
+export const MAX_ORDERS_PER_VENUE = 50_000;
+
+const FINISHED: ReadonlySet<OrderState> = new Set(['FILLED', 'PARTIAL', 'REJECTED', 'CANCELLED']);
+
+function forget(v: VenueRt, o: OrderRt): void {
+  v.orders.delete(o.id);
+  const key = `${o.account_id}|${o.client_order_id}`;
+  if (v.byClientId.get(key) === o) v.byClientId.delete(key);
+}
+
+function forgetOldestFinished(v: VenueRt, n: number): void {
+  // Map order is filing order: the first finished ones are the oldest.
+  for (const o of v.orders.values()) {
+    if (n <= 0) return;
+    if (!FINISHED.has(o.state) || v.pending.has(o)) continue;
+    forget(v, o);
+    n--;
+  }
+}
+
+/** After settleVenue: the contest's orders are all final; the venue forgets them. */
+export function forgetSettledOrders(ctx: EngineCtx, v: VenueRt, contestId: string): void {
+  for (const o of [...v.orders.values()]) {
+    const c = o.listing ? o.listing.pr.c : o.position_hash ? ctx.position(o.position_hash)?.c : undefined;
+    if (c?.p.contest_id === contestId && FINISHED.has(o.state) && !v.pending.has(o)) forget(v, o);
   }
 }
 

@@ -19,6 +19,8 @@ export {
   type EmitTradeInput,
   type SetQuoteInput,
   type SettleInput,
+  type SimChurnOptions,
+  type SimContestOpenedEvent,
   type SimAccountConnection,
   type SimBalanceEvent,
   type SimMarketOptions,

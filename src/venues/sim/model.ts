@@ -13,12 +13,13 @@
  * Control operations (the operator's /sim/v1 API) validate their input and throw non-retryable
  * VenueErrors with stable codes.
  */
-import { liquidityHash } from '../../domain/hashes.js';
+import type { Contest } from '../../domain/catalog.js';
+import { liquidityHash, positionHash } from '../../domain/hashes.js';
 import { VenueError } from '../errors.js';
 import { americanToProb, probToAmerican, roundAskOnGrid, round6 } from '../prices.js';
 import type { GameState, PositionResult, PriceLevel, TakerAction } from '../types.js';
-import { buildSimWorld, type SimCatalog, type SimWorld } from './catalog.js';
-import { cancelOrder, deliverPending, matchResting, placeOrder, settleVenue, toAck, type EngineCtx } from './engine.js';
+import { buildSimWorld, type SimCatalog, type SimContestParams, type SimPosition, type SimWorld } from './catalog.js';
+import { cancelOrder, deliverPending, forgetSettledOrders, matchResting, placeOrder, settleVenue, toAck, type EngineCtx } from './engine.js';
 import { buildState, clamp, computeResults, fairOf, finalize, goLive, newEff, refreshEffective, stepContest } from './game.js';
 import type { SimInstrument, SimWireBalance, SimWireBalanceEvent, SimWireOrderAck, SimWireOrderRequest } from './messages.js';
 import { SIM_PARTNER_IDS, SIM_PERSONALITIES, isSimPartnerId, type SimPartnerId } from './personalities.js';
@@ -106,6 +107,23 @@ export interface EmitTradeInput {
   executed_at?: number | string;
 }
 
+export interface SimChurnOptions {
+  /** A new contest opens this often. */
+  every_ms: number;
+  /** It starts this long after opening (quoted pre-game meanwhile). */
+  lead_ms: number;
+  /** And finishes (then settles) this long after its start. */
+  duration_ms: number;
+}
+
+/** A contest the market opened while running: the catalog rows it adds. */
+export interface SimContestOpenedEvent {
+  contest: Contest;
+  contest_markets: { contest_id: string; market_id: string }[];
+  contest_participants: { contest_id: string; participant_id: string; role: 'home' | 'away' | 'entrant' }[];
+  positions: SimPosition[];
+}
+
 export type SettleInput = { winner_participant_id: string } | { results: Record<string, PositionResult> };
 
 export type CredentialStatus = 'pending' | 'connected' | 'failed';
@@ -180,6 +198,12 @@ export class SimMarket {
   private activity: number;
   private timer: ReturnType<typeof setInterval> | null = null;
   private listenerErrors = 0;
+  private churnOpts: SimChurnOptions | null = null;
+  private nextChurnAt = 0;
+  private churnSeq = 0;
+  /** Runtime positions get increasing indexes (the world's are 0..n-1). */
+  private positionSeq = 0;
+  private openedListeners: Listener<SimContestOpenedEvent>[] = [];
 
   private readonly quoteListeners = new Map<string, Listener<SimQuoteEvent>[]>();
   private readonly tradeListeners = new Map<string, Listener<SimTradeEvent>[]>();
@@ -225,33 +249,7 @@ export class SimMarket {
     }
     const contestById = new Map(cat.contests.map((c) => [c.id, c]));
     for (const p of this.world.params) {
-      const c: ContestRt = {
-        p,
-        contest: contestById.get(p.contest_id)!,
-        phase: 'scheduled',
-        mu: p.mu0,
-        tau: p.tau0,
-        strengths: [...p.strengths],
-        home: 0,
-        away: 0,
-        periodScores: [],
-        playerFinal: [],
-        eliminated: new Set(),
-        manual: false,
-        settled: false,
-        winner: null,
-        result: null,
-        finishMethod: null,
-        state: null as unknown as GameState,
-        stateTs: now,
-        lastStateEmit: now,
-        situationSeed: hashSeed(this.seed, p.contest_id),
-        eff: newEff(p),
-        positions: [],
-        children: [],
-        parent: null,
-        results: null,
-      };
+      const c = this.newContestRt(p, contestById.get(p.contest_id)!, now);
       this.contests.set(p.contest_id, c);
     }
     for (const c of this.contests.values()) {
@@ -267,6 +265,7 @@ export class SimMarket {
       const c = this.contests.get(pos.contest_id)!;
       const pr: PosRt = { i, pos, meta: this.world.meta[i]!, c, complement: null, listings: [] };
       this.positions.push(pr);
+      this.positionSeq = i;
       this.byHash.set(pos.position_hash, pr);
       c.positions.push(pr);
     });
@@ -339,6 +338,137 @@ export class SimMarket {
   }
 
   private readonly nameOf = (id: string): string => this.participantNames.get(id) ?? id;
+
+  private newContestRt(p: SimContestParams, contest: Contest, now: number): ContestRt {
+    return {
+      p,
+      contest,
+      phase: 'scheduled',
+      mu: p.mu0,
+      tau: p.tau0,
+      strengths: [...p.strengths],
+      home: 0,
+      away: 0,
+      periodScores: [],
+      playerFinal: [],
+      eliminated: new Set(),
+      manual: false,
+      settled: false,
+      winner: null,
+      result: null,
+      finishMethod: null,
+      state: null as unknown as GameState,
+      stateTs: now,
+      lastStateEmit: now,
+      situationSeed: hashSeed(this.seed, p.contest_id),
+      eff: newEff(p),
+      positions: [],
+      children: [],
+      parent: null,
+      results: null,
+    };
+  }
+
+  // ---- churn: contests that keep opening and settling (soak runs) ----------------------------------
+
+  /**
+   * Keeps opening short contests (copies of one of the world's team games under new ids) every
+   * `every_ms`, each starting `lead_ms` later and lasting `duration_ms`; they go live, finish and
+   * settle like any other, and the model forgets them once settled. null stops opening new ones.
+   * Off by default: the world is otherwise a fixed catalog.
+   */
+  churn(opts: SimChurnOptions | null): void {
+    if (opts !== null) {
+      for (const k of ['every_ms', 'lead_ms', 'duration_ms'] as const) {
+        if (!(Number.isFinite(opts[k]) && opts[k] > 0)) throw bad('invalid_request', `churn ${k} must be a positive number`);
+      }
+    }
+    this.churnOpts = opts;
+    this.nextChurnAt = this.currentTime();
+  }
+
+  /** Listens for contests the market opens while running (churn); the catalog must learn them. */
+  onContestOpened(fn: Listener<SimContestOpenedEvent>): () => void {
+    this.openedListeners = [...this.openedListeners, fn];
+    return () => {
+      this.openedListeners = this.openedListeners.filter((x) => x !== fn);
+    };
+  }
+
+  /** How many contests the model holds (the world's, plus churned ones not yet settled). */
+  contestCount(): number {
+    return this.contests.size;
+  }
+
+  private openChurnContest(now: number, o: SimChurnOptions): void {
+    const template = this.world.params.find((p) => p.kind === 'team_h2h' && !p.closed)!;
+    const tc = this.contests.get(template.contest_id)!;
+    const id = `ct_churn_${String(++this.churnSeq).padStart(6, '0')}`;
+    const start = now + o.lead_ms;
+    const p: SimContestParams = { ...template, contest_id: id, start_ms: start, duration_ms: o.duration_ms, closed: false, players: template.players.map((x) => ({ ...x })) };
+    const contest: Contest = { ...tc.contest, id, title: `${tc.contest.title} (${this.churnSeq})`, starts_at: new Date(start).toISOString(), status: 'open' };
+    const c = this.newContestRt(p, contest, now);
+    const participants = [...(this.contestParticipants.get(template.contest_id) ?? [])];
+    this.contestParticipants.set(id, new Set(participants));
+    const positions: SimPosition[] = [];
+    const rekey = (k: string | null) => (k === null ? null : id + k.slice(template.contest_id.length));
+    const byGroup = new Map<string, PosRt>();
+    for (const tpr of tc.positions) {
+      const src = tpr.pos;
+      const pos: SimPosition = {
+        ...src,
+        contest_id: id,
+        group_key: rekey(src.group_key)!,
+        ladder_key: rekey(src.ladder_key),
+        position_hash: positionHash({ contest_id: id, market_id: src.market_id, side_key: src.side_key, variable: src.variable, participant_id: src.participant_id, timeframe: src.timeframe }),
+      };
+      const pr: PosRt = { i: ++this.positionSeq, pos, meta: tpr.meta, c, complement: null, listings: [] };
+      const other = byGroup.get(pos.group_key);
+      if (other) {
+        pr.complement = other;
+        other.complement = pr;
+      } else byGroup.set(pos.group_key, pr);
+      c.positions.push(pr);
+      this.byHash.set(pos.position_hash, pr);
+      positions.push(pos);
+    }
+    refreshEffective(c, now);
+    c.state = buildState(c, now, this.nameOf);
+    this.contests.set(id, c);
+    const ev: SimContestOpenedEvent = {
+      contest,
+      contest_markets: [...new Set(positions.map((x) => x.market_id))].map((market_id) => ({ contest_id: id, market_id })),
+      contest_participants: participants.map((participant_id) => ({ contest_id: id, participant_id, role: participant_id === p.home_id ? 'home' : participant_id === p.away_id ? 'away' : 'entrant' })),
+      positions,
+    };
+    for (const fn of this.openedListeners) this.safe(fn, ev);
+    for (const v of this.quoting) {
+      const cov = v.pers.dynamics.coverage;
+      for (const pr of c.positions) {
+        if (!cov.markets.includes(pr.pos.market_key) || pr.meta.line_offset > cov.max_line_offset) continue;
+        const l = this.createListing(v, pr, now);
+        this.reprice(l, now, true);
+        this.emitQuote(l);
+      }
+    }
+    this.publishState(c, now, true);
+  }
+
+  /** A settled churned contest leaves the model entirely (the world's own contests stay queryable). */
+  private forgetChurned(c: ContestRt): void {
+    if (!c.p.contest_id.startsWith('ct_churn_')) return;
+    this.contests.delete(c.p.contest_id);
+    this.contestParticipants.delete(c.p.contest_id);
+    for (const pr of c.positions) this.byHash.delete(pr.pos.position_hash);
+  }
+
+  private detachedListing(v: VenueRt, pr: PosRt): Listing {
+    const l = this.createListing(v, pr, this.currentTime());
+    l.closed = true;
+    l.levels = [];
+    this.delist(v, pr.c);
+    return l;
+  }
 
   private createListing(v: VenueRt, pr: PosRt, now: number): Listing {
     const seq = ++v.instrumentSeq;
@@ -519,6 +649,11 @@ export class SimMarket {
     const dt = now - this.lastNow;
     this.lastNow = now;
     if (!this.frozen && dt > 0) {
+      const o = this.churnOpts;
+      if (o && now >= this.nextChurnAt) {
+        this.nextChurnAt = now + o.every_ms;
+        this.openChurnContest(now, o);
+      }
       for (const c of this.contests.values()) {
         const before = c.phase;
         const r = stepContest(c, now, dt, this.rng);
@@ -796,7 +931,8 @@ export class SimMarket {
       if (!Number.isFinite(t)) throw bad('invalid_executed_at', `executed_at must be unix ms or ISO 8601: ${String(input.executed_at)}`);
       at = t;
     }
-    const l = v.byPosition.get(pr.pos.position_hash) ?? this.createListing(v, pr, this.currentTime());
+    // A settled contest is no longer listed: its late print goes out on a listing that is not kept.
+    const l = v.byPosition.get(pr.pos.position_hash) ?? (pr.c.settled ? this.detachedListing(v, pr) : this.createListing(v, pr, this.currentTime()));
     const traderId = input.trader_id ?? null;
     return this.publishTrade(v, l, input.taker_action, input.price, input.size_contracts, input.is_block ?? false, traderId, at);
   }
@@ -1098,7 +1234,10 @@ export class SimMarket {
     const built = buildState(c, now, this.nameOf);
     c.state = c.manual ? { ...c.state, game_status: 'final', contest_result: built.contest_result, winner_participant_id: built.winner_participant_id } : built;
     for (const v of this.venues.values()) {
-      if (v.pers.capabilities.orders.place) settleVenue(this.engine, v, c.p.contest_id, c.results);
+      if (v.pers.capabilities.orders.place) {
+        settleVenue(this.engine, v, c.p.contest_id, c.results);
+        forgetSettledOrders(this.engine, v, c.p.contest_id);
+      }
       for (const l of v.listings) {
         if (l.pr.c !== c || l.closed) continue;
         l.closed = true;
@@ -1115,7 +1254,29 @@ export class SimMarket {
       ts_event: now,
     };
     for (const fn of this.settleListeners) this.safe(fn, ev);
+    // Settlement feeds name the venues' instruments: delist only once they have gone out.
+    for (const v of this.venues.values()) this.delist(v, c);
+    this.forgetChurned(c);
     return ev;
+  }
+
+  /**
+   * A venue stops listing a settled contest (its emptied books went out first): the venue's maps
+   * drop its listings, so a market that keeps opening and settling contests does not grow.
+   */
+  private delist(v: VenueRt, c: ContestRt): void {
+    if (!v.listings.some((l) => l.pr.c === c)) return;
+    v.listings = v.listings.filter((l) => l.pr.c !== c);
+    for (const pr of c.positions) {
+      const l = v.byPosition.get(pr.pos.position_hash);
+      if (!l) continue;
+      v.byPosition.delete(pr.pos.position_hash);
+      v.byInstrument.delete(l.inst.instrument_id);
+      v.due.delete(l);
+      v.groupBias.delete(pr.pos.group_key);
+      pr.listings = pr.listings.filter((x) => x !== l);
+    }
+    v.flipped.delete(c.p.contest_id);
   }
 
   private publishState(c: ContestRt, now: number, keep = false): void {
