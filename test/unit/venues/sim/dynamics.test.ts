@@ -41,11 +41,18 @@ describe('contest lifecycle', () => {
   it('closed contests are final with a result and no books', () => {
     const m = newMarket();
     const closed = m.catalog.contests.filter((c) => c.status === 'closed');
+    expect(closed.length).toBeGreaterThan(0);
     for (const c of closed) {
       const s = m.gameState(c.id)!.state;
       expect(s.game_status).toBe('final');
       expect(['home_win', 'away_win']).toContain(s.contest_result);
-      expect([c.tags.home_team, c.tags.away_team]).toBeTruthy();
+      // A home or away result needs both sides named, two different teams, and the winner is the side the result names.
+      const team = expect.objectContaining({ name: expect.stringMatching(/\S/), full_label: expect.stringMatching(/\S/) });
+      expect(c.tags.home_team).toEqual(team);
+      expect(c.tags.away_team).toEqual(team);
+      expect(c.tags.home_team!.full_label).not.toBe(c.tags.away_team!.full_label);
+      const side = s.contest_result === 'home_win' ? 'home' : 'away';
+      expect(s.winner_participant_id).toBe(m.catalog.contest_participants.find((p) => p.contest_id === c.id && p.role === side)!.participant_id);
       expect(m.results(c.id)!.results.length).toBe(m.catalog.positions.filter((p) => p.contest_id === c.id).length);
       for (const p of m.catalog.positions.filter((x) => x.contest_id === c.id)) expect(m.instrumentForPosition('sim_exchange', p.position_hash)).toBeUndefined();
     }
