@@ -13,8 +13,8 @@
  *              same Redis read. The live simulator and pipeline keep running, so copies keep
  *              going stale.
  * The baseline has no authentication, rate limiting, schema validation or metrics: the ratio is
- * what those cost. Each side counts its store reads (misses), which the parent reads from
- * GET /__bench/counters on the baseline.
+ * what those cost. Each side counts its store reads (misses), which the parent reads, with this
+ * process's CPU time, from GET /__bench/counters on the baseline.
  * Prints one JSON line {flow_port, bare_port, api_key, paths} on stdout, then serves until killed.
  */
 import Fastify, { type FastifyReply } from 'fastify';
@@ -125,7 +125,8 @@ if (scenario === 'liquidity') {
   const contests = await rt.pool.query<{ id: string }>('SELECT id FROM contests ORDER BY id');
   const leagues = await rt.pool.query<{ id: string }>('SELECT DISTINCT league_id AS id FROM contests ORDER BY 1');
   for (const { id } of contests.rows) paths.push(`/flow/v1/contests/${encodeURIComponent(id)}`, `/flow/v1/contests/${encodeURIComponent(id)}/markets`);
-  for (const { id } of leagues.rows) for (const limit of [10, 50, 100]) paths.push(`/flow/v1/contests?league_id=${encodeURIComponent(id)}&limit=${limit}`);
+  // Every page size 1..50 per league: distinct URLs, so each cache wipe costs many misses.
+  for (const { id } of leagues.rows) for (let limit = 1; limit <= 50; limit++) paths.push(`/flow/v1/contests?league_id=${encodeURIComponent(id)}&limit=${limit}`);
 
   // Baseline: the same cache class, the same queries and serialization, none of the pipeline.
   const cache = new ReadCache(rt.redis, rt.ks);
@@ -165,7 +166,12 @@ if (scenario === 'liquidity') {
   stops.push(async () => clearInterval(timer));
 }
 
-bare.get('/__bench/counters', async () => counters);
+// CPU time of this process, read by the parent around each run: when the load generator is what
+// limits req/s (it shares this machine's cores), CPU per request still tells the two servers apart.
+bare.get('/__bench/counters', async () => {
+  const cpu = process.cpuUsage();
+  return { ...counters, cpu_us: cpu.user + cpu.system };
+});
 await bare.listen({ host: '127.0.0.1', port: 0 });
 const barePort = (bare.server.address() as { port: number }).port;
 
