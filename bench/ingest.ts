@@ -1,37 +1,80 @@
 /**
- * bench ingest: sustained quote changes per second through ingest → BullMQ → piscina compute → Redis
- * hot state, all in this process with the simulator at full speed. Target ≥ 20,000 changes/s.
- * Baseline in the same run: the same quotes written straight to Redis (HSET, pipelined), the floor
- * any pipeline that keeps venue state in Redis pays.
- *   npm run bench -- ingest [--seconds 10] [--rate 25000]
+ * bench ingest: quote changes per second that land, through ingest → Redis venue state → BullMQ →
+ * piscina compute → Redis hot state and the tick history in ClickHouse (chDB in a temporary
+ * directory, or CLICKHOUSE_URL), all in this process with the simulator driven at --rate.
+ *
+ * What counts is what landed, read back at the end, not what was offered:
+ *   tick history  rows in the ticks table written during the measured window (count() in ClickHouse),
+ *                 and for every listing whose value changed in the window, its last tick holds the
+ *                 latest change
+ *   hot state     every such listing holds its latest accepted price and size in the venue state in
+ *                 Redis (read back with HGETALL), and its contest's computed liquidity is at least
+ *                 as new as that venue state (its version)
+ * Throughput = tick rows landed / time from the first change until the last was computed and the
+ * history writer confirmed it. A listing that changes several times between two computations of
+ * its contest lands one tick (a job reads the latest venue state), so fewer rows land than ingest
+ * accepted; the bench prints both.
+ * Baseline in the same run: the same number of quote writes straight into Redis (HSET, pipelined
+ * per 500) plus the same number of tick rows inserted straight into ClickHouse in one batch: the
+ * floor any pipeline that keeps venue state in Redis and history in ClickHouse pays.
+ * Targets: ≥ 20,000 landed changes/s; every listing's latest accepted change is in hot state and is
+ * the last tick of its history; no contest's liquidity lags its venue state.
+ *   npm run bench -- ingest [--seconds 10] [--rate 40000] [--threads 1]
  */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { startCompute, startIngest } from '../cli/roles/market.js';
+import { prepareHistoryStore, TABLES, TICK_COLUMNS } from '../src/store/clickhouse/schema.js';
+import { BatchWriter, encodeTick, HistoryWriter, type TickRow } from '../src/store/clickhouse/writer.js';
 import type { NormalizedQuote } from '../src/venues/types.js';
+import { parsePositionHash } from '../src/domain/hashes.js';
 import { benchRuntime, sleep } from './support/stack.js';
 import { runIfMain } from './support/main.js';
+import { Verdict } from './support/verdict.js';
+
+type Rt = Awaited<ReturnType<typeof benchRuntime>>['rt'];
+
+const THROUGHPUT_TARGET = 20_000;
 
 export default async function run(args: string[]): Promise<void> {
   const { values } = parseArgs({ args, options: { seconds: { type: 'string', default: '10' }, rate: { type: 'string', default: '40000' }, threads: { type: 'string', default: '1' } } });
   const seconds = Number(values.seconds);
   const rate = Number(values.rate);
-  const { rt, close } = await benchRuntime('ingest');
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'flow-bench-ingest-'));
+  const { rt, close } = await benchRuntime('ingest', { FLOW_DATA_DIR: dataDir });
   try {
+    const ch = rt.clickhouse();
+    await prepareHistoryStore(ch, { retentionDays: 0 });
+    const history = new HistoryWriter(ch, { log: rt.log.child({ component: 'history' }) });
     // The market is driven by burst() below, not by its timer.
     const ingest = await startIngest(rt, { simIntervalMs: 3_600_000 });
     ingest.sim!.market.stop();
-    const compute = await startCompute(rt, { threads: Number(values.threads) });
+    const compute = await startCompute(rt, { threads: Number(values.threads), history });
     const market = ingest.sim!.market;
-    const captured: NormalizedQuote[] = [];
     const ing = ingest.ingester;
 
-    // Warm up: JIT, pools, first snapshots.
+    // The latest quote ingest accepted per listing: what the hot state must hold at the end.
+    const latest = new Map<string, NormalizedQuote>();
+    const accept = ing.accept.bind(ing);
+    ing.accept = (q: NormalizedQuote) => {
+      latest.set(q.liquidity_hash, q);
+      accept(q);
+    };
+
+    // Warm up: JIT, pools, first snapshots; then start the history from empty.
     for (let i = 0; i < 20; i++) {
       market.burst(rate / 100);
       await sleep(10);
     }
-    await drain(rt, compute.processor, 15_000);
+    await drain(rt, 15_000);
+    await history.flush();
+    await ch.command({ query: `TRUNCATE TABLE ${TABLES.ticks}` });
 
+    // Listings whose value at the end differs from the venue state now changed in the window and must have ticks.
+    const atStart = await venueState(rt);
+    latest.clear();
     const inBefore = ing.quotesIn;
     const flushedBefore = ing.quotesFlushed;
     const jobsBefore = compute.processor.processed;
@@ -54,46 +97,124 @@ export default async function run(args: string[]): Promise<void> {
       }
     }
     const tProduced = performance.now();
-    await drain(rt, compute.processor, 60_000);
-    const tDrained = performance.now();
+    // Stop ingest so no poll after this point changes the state read back. Flush twice first:
+    // Ingester.stop() flushes once, and a flush already in progress returns without taking the
+    // quotes that arrived during it (they would be lost at shutdown).
+    await ing.flush();
+    await ing.flush();
+    await ingest.stop();
+    await drain(rt, 60_000);
+    if (!(await history.flush())) throw new Error(`history flush failed: ${history.stats().ticks.lastError}`);
+    const tLanded = performance.now();
     const accepted = ing.quotesIn - inBefore;
     const flushed = ing.quotesFlushed - flushedBefore;
     const jobs = compute.processor.processed - jobsBefore;
-    // Quote changes that reached ingest (polled venues coalesce changes between polls, so fewer arrive
-    // than the simulator made), over the time until the last of them was computed into hot state.
-    const sustained = accepted / ((tDrained - t0) / 1000);
 
-    // Baseline: the same number of quote writes straight into Redis, pipelined per 500.
-    const sample = await sampleQuotes(rt, 2_000, captured);
+    // Read back what landed.
+    const rs = await ch.query({ query: `SELECT count() AS n FROM ${TABLES.ticks} SETTINGS output_format_json_quote_64bit_integers = 0`, format: 'JSONEachRow' });
+    const ticksLanded = Number((await rs.json<{ n: number }>())[0]?.n ?? 0);
+    const hot = await readBackHotState(rt, latest);
+    // The ticks at each listing's latest timestamp (several when changes share a venue timestamp).
+    const lastTicks = await ch.query({
+      query: `SELECT liquidity_hash, groupArray(tuple(price, available)) AS last FROM ${TABLES.ticks}
+              WHERE (liquidity_hash, ts) IN (SELECT liquidity_hash, max(ts) FROM ${TABLES.ticks} GROUP BY liquidity_hash) GROUP BY liquidity_hash`,
+      format: 'JSONEachRow',
+    });
+    const lastTick = new Map((await lastTicks.json<{ liquidity_hash: string; last: [number, number][] }>()).map((r) => [r.liquidity_hash, r.last]));
+    // A re-confirmation of an unchanged quote is accepted but is no change, so it makes no tick; a
+    // listing compute withholds (e.g. one quoting the opposite side) is published nowhere, history
+    // included: only listings the computed liquidity carries must have ticks.
+    const published = await publishedListings(rt, new Set([...latest.values()].map((q) => parsePositionHash(q.position_hash)?.contest_id ?? '')));
+    const changed = [...latest.values()].filter((q) => {
+      const s0 = atStart.get(q.liquidity_hash);
+      return published.has(q.liquidity_hash) && (!s0 || s0.price !== q.price || s0.available !== q.available);
+    });
+    const withheld = [...latest.values()].filter((q) => !published.has(q.liquidity_hash)).length;
+    let historyCurrent = 0;
+    for (const q of changed) {
+      const last = lastTick.get(q.liquidity_hash) ?? [];
+      if (last.some(([price, available]) => Number(price) === q.price && Number(available) === q.available)) historyCurrent++;
+    }
+    const landedRate = ticksLanded / ((tLanded - t0) / 1000);
+
+    // Baseline: the same number of writes straight into Redis and ClickHouse.
+    const sample = [...latest.values()].slice(0, 2_000);
     const baseKey = rt.ks.k('bench', 'baseline');
     const b0 = performance.now();
-    for (let i = 0; i < accepted; i += 500) {
+    for (let i = 0; i < ticksLanded; i += 500) {
       const p = rt.redis.pipeline();
-      for (let j = 0; j < 500 && i + j < accepted; j++) {
+      for (let j = 0; j < 500 && i + j < ticksLanded; j++) {
         const q = sample[(i + j) % sample.length]!;
         p.hset(baseKey, q.liquidity_hash, JSON.stringify(q));
       }
       await p.exec();
     }
-    const baseline = accepted / ((performance.now() - b0) / 1000);
+    const rows: TickRow[] = [];
+    for (let i = 0; i < ticksLanded; i++) {
+      const q = sample[i % sample.length]!;
+      rows.push({ ts: Date.now(), contest_id: parsePositionHash(q.position_hash)?.contest_id ?? 'x', position_hash: q.position_hash, partner_id: q.partner_id, price: q.price, available: q.available, liquidity_hash: q.liquidity_hash, source: q.source, outlier: false });
+    }
+    const raw = new BatchWriter(ch, TABLES.ticks, TICK_COLUMNS, encodeTick, { maxBatchRows: Math.max(1, rows.length), maxBufferedRows: rows.length + 1, flushIntervalMs: 60_000 });
+    for (const r of rows) raw.write(r);
+    if (!(await raw.flush())) throw new Error(`baseline insert failed: ${raw.stats().lastError}`);
+    await raw.close();
+    const baseline = ticksLanded / ((performance.now() - b0) / 1000);
     await rt.redis.del(baseKey);
 
-    console.log(`bench ingest: ${seconds}s at a target of ${rate} quote changes/s, ${values.threads} compute thread(s)`);
-    console.log(`  produced by the simulator     ${produced} (${(produced / ((tProduced - t0) / 1000)).toFixed(0)}/s while producing)`);
-    console.log(`  accepted by ingest            ${accepted}; written to venue state ${flushed} (coalesced per flush)`);
-    console.log(`  liquidity jobs computed       ${jobs} (${(jobs / ((tDrained - t0) / 1000)).toFixed(0)}/s), drained ${((tDrained - tProduced) / 1000).toFixed(2)}s after the last change`);
-    console.log(`  sustained through the pipeline ${sustained.toFixed(0)} quote changes/s (target ≥ 20000) ${sustained >= 20_000 ? 'PASS' : 'BELOW TARGET'}`);
-    console.log(`  baseline raw Redis HSET       ${baseline.toFixed(0)} quote writes/s`);
-    console.log(`  ratio pipeline / raw writes   ${(sustained / baseline).toFixed(3)}`);
-    await ingest.stop();
+    console.log(`bench ingest: ${seconds}s at a target of ${rate} quote changes/s, ${values.threads} compute thread(s), history in ${rt.config.clickhouseUrl ?? `chDB ${dataDir}`}`);
+    console.log(`  produced by the simulator       ${produced} (${(produced / ((tProduced - t0) / 1000)).toFixed(0)}/s while producing)`);
+    console.log(`  accepted by ingest              ${accepted}; written to venue state ${flushed} (coalesced per flush)`);
+    console.log(`  liquidity jobs computed         ${jobs}, drained and flushed ${((tLanded - tProduced) / 1000).toFixed(2)}s after the last change`);
+    console.log(`  tick rows landed in ClickHouse  ${ticksLanded} (${((ticksLanded / Math.max(1, accepted)) * 100).toFixed(1)} % of the changes accepted; changes between two computations of a contest land once)`);
+    console.log(`  tick history read back          ${historyCurrent} of ${changed.length} published listings that changed have their latest change as their last tick (${withheld} listings withheld by compute)`);
+    console.log(`  hot state read back             ${hot.matching} of ${hot.listings} listings hold their latest accepted change; ${hot.staleContests} of ${hot.contests} contests' liquidity older than their venue state`);
+    console.log(`  landed through the pipeline     ${landedRate.toFixed(0)} changes/s`);
+    console.log(`  baseline raw Redis HSET + ClickHouse insert of as many rows  ${baseline.toFixed(0)} rows/s`);
+    console.log(`  ratio pipeline / raw writes     ${(landedRate / baseline).toFixed(3)}`);
+
+    const v = new Verdict('bench ingest');
+    v.atLeast('changes landed in tick history per second', landedRate, THROUGHPUT_TARGET, '/s');
+    v.atLeast('listings whose latest change reached hot state', hot.listings ? (hot.matching / hot.listings) * 100 : NaN, 100, '%');
+    v.atMost("contests whose liquidity lags their venue state", hot.staleContests, 0);
+    v.atLeast('changed listings whose last tick is their latest change', changed.length ? (historyCurrent / changed.length) * 100 : NaN, 100, '%');
+    v.print();
     await compute.stop();
+    await history.close();
   } finally {
     await close();
+    rmSync(dataDir, { recursive: true, force: true });
   }
 }
 
+/** The liquidity hashes the computed liquidity of these contests carries. */
+async function publishedListings(rt: Rt, contests: Set<string>): Promise<Set<string>> {
+  const out = new Set<string>();
+  for (const c of contests) {
+    const json = await rt.redis.get(rt.ks.k('liq', c));
+    if (json) for (const m of json.matchAll(/"liquidity_hash":"([^"]+)"/g)) out.add(m[1]!);
+  }
+  return out;
+}
+
+/** Every listing's price and size in the venue state in Redis. */
+async function venueState(rt: Rt): Promise<Map<string, { price: number; available: number }>> {
+  const out = new Map<string, { price: number; available: number }>();
+  let cursor = '0';
+  do {
+    const [next, keys] = await rt.redis.scan(cursor, 'MATCH', rt.ks.k('vq', '*'), 'COUNT', 100);
+    cursor = next;
+    for (const k of keys) {
+      for (const v of await rt.redis.hvals(k)) {
+        const q = JSON.parse(v) as NormalizedQuote;
+        out.set(q.liquidity_hash, { price: q.price, available: q.available });
+      }
+    }
+  } while (cursor !== '0');
+  return out;
+}
+
 /** Waits until the liquidity queue holds nothing waiting or active. */
-async function drain(rt: Awaited<ReturnType<typeof benchRuntime>>['rt'], processor: { worker: { isRunning(): boolean } }, timeoutMs: number): Promise<void> {
+async function drain(rt: Rt, timeoutMs: number): Promise<void> {
   const { Queue } = await import('bullmq');
   const { queueOptions } = await import('../pipelines/queues.js');
   const q = new Queue('liquidity', queueOptions(rt.config.redisUrl, rt.ks));
@@ -108,22 +229,37 @@ async function drain(rt: Awaited<ReturnType<typeof benchRuntime>>['rt'], process
     throw new Error('the liquidity queue did not drain in time');
   } finally {
     await q.close();
-    void processor;
   }
 }
 
-async function sampleQuotes(rt: Awaited<ReturnType<typeof benchRuntime>>['rt'], n: number, out: NormalizedQuote[]): Promise<NormalizedQuote[]> {
-  let cursor = '0';
-  do {
-    const [next, keys] = await rt.redis.scan(cursor, 'MATCH', rt.ks.k('vq', '*'), 'COUNT', 100);
-    cursor = next;
-    for (const k of keys) {
-      const vals = await rt.redis.hvals(k);
-      for (const v of vals) out.push(JSON.parse(v) as NormalizedQuote);
-      if (out.length >= n) return out;
+/**
+ * Reads the venue state of every contest back from Redis and compares each listing with the latest
+ * quote ingest accepted for it; and checks each contest's computed liquidity is not older than its
+ * venue state (liqv, the venue-state version it was computed from, against vqv).
+ */
+async function readBackHotState(rt: Rt, latest: Map<string, NormalizedQuote>): Promise<{ listings: number; matching: number; contests: number; staleContests: number }> {
+  const byContest = new Map<string, NormalizedQuote[]>();
+  for (const q of latest.values()) {
+    const c = parsePositionHash(q.position_hash)?.contest_id;
+    if (!c) continue;
+    let list = byContest.get(c);
+    if (!list) byContest.set(c, (list = []));
+    list.push(q);
+  }
+  let matching = 0;
+  let staleContests = 0;
+  for (const [contest, quotes] of byContest) {
+    const stored = await rt.redis.hgetall(rt.ks.k('vq', contest));
+    for (const q of quotes) {
+      const s = stored[q.liquidity_hash];
+      if (!s) continue;
+      const got = JSON.parse(s) as NormalizedQuote;
+      if (got.price === q.price && got.available === q.available) matching++;
     }
-  } while (cursor !== '0');
-  return out;
+    const [venueVersion, computedFrom] = await Promise.all([rt.redis.get(rt.ks.k('vqv', contest)), rt.redis.get(rt.ks.k('liqv', contest))]);
+    if (computedFrom === null || Number(computedFrom) < Number(venueVersion)) staleContests++;
+  }
+  return { listings: latest.size, matching, contests: byContest.size, staleContests };
 }
 
 runIfMain(import.meta.url, run);

@@ -1,7 +1,9 @@
 /**
- * bench rest-liquidity: GET contests/:id/liquidity (auth + rate limit + hot state in Redis) against
- * bare Fastify serving the same bytes. Target ratio ≥ 0.6.
- *   npm run bench -- rest-liquidity [--seconds 10] [--connections 50]
+ * bench rest-liquidity: GET contests/:id/liquidity over every open contest (auth + rate limit +
+ * the per-contest copy of the hot state in Redis), with the simulator and pipeline live so copies
+ * keep going stale, against bare Fastify keeping the same per-contest copies and doing the same
+ * Redis reads on a miss, without the request pipeline. Targets as `rest` (bench/rest.ts).
+ *   npm run bench -- rest-liquidity [--seconds 5] [--rounds 5] [--connections 50]
  */
 import { runRestScenario } from './rest.js';
 import { runIfMain } from './support/main.js';

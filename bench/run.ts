@@ -1,6 +1,7 @@
 /**
  * npm run bench -- <scenario> [args]: runs one named benchmark scenario. Each scenario prints its
- * figures and the ratio against a baseline measured in the same run.
+ * figures, the ratio against a baseline measured in the same run, its targets and PASS or FAIL
+ * (bench/support/verdict.ts); the exit code is 1 when a target is missed.
  */
 const SCENARIOS: Record<string, string> = {
   rest: './rest.js',
@@ -19,4 +20,4 @@ if (!name || !SCENARIOS[name]) {
 }
 const mod = (await import(SCENARIOS[name]!)) as { default: (args: string[]) => Promise<void> };
 await mod.default(args);
-process.exit(0);
+process.exit(process.exitCode ?? 0);

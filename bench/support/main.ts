@@ -8,7 +8,7 @@ export function isMain(metaUrl: string): boolean {
 export function runIfMain(metaUrl: string, run: (args: string[]) => Promise<void>): void {
   if (!isMain(metaUrl)) return;
   run(process.argv.slice(2)).then(
-    () => process.exit(0),
+    () => process.exit(process.exitCode ?? 0),
     (err) => {
       console.error(err);
       process.exit(1);
