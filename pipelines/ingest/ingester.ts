@@ -293,7 +293,9 @@ export class Ingester {
   async stop(): Promise<void> {
     for (const t of this.timers) clearInterval(t);
     for (const u of this.unsubs) u();
-    await this.flush();
+    // A flush already under way answers for itself only: quotes that arrived during it wait for the
+    // next one. Flush until nothing is pending, or until Redis refuses (they cannot be written now).
+    while ((await this.flush()) && this.pending.size > 0);
     await Promise.all(this.d.adapters.map((a) => a.close().catch(() => undefined)));
   }
 }
