@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
  * flow <role...> | flow all | flow start     run roles (FLOW_ROLES when none named)
- * flow keys create|revoke|list ...           API keys (OPERATOR-INTERFACE.md)
+ * flow keys create|revoke|list ...           API keys (docs/operations.md)
  * flow jwt --account <id> [--ttl 3600]       mint a player JWT
  * flow history import|synthesize|prune|status|migrate  ClickHouse history (docs/history.md)
  * flow migrate                               apply PostgreSQL migrations and exit

@@ -1,4 +1,4 @@
-/** `flow keys create|revoke|list` and `flow jwt` (shared/OPERATOR-INTERFACE.md "Keys and workspaces"). */
+/** `flow keys create|revoke|list` and `flow jwt` (docs/operations.md "Keys and player tokens"). */
 import { parseArgs } from 'node:util';
 import { isEnvironment, isKeyType, isPlan, PLANS } from '../src/domain/plans.js';
 import { signPlayerJwt } from '../src/jwt.js';

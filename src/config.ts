@@ -1,6 +1,6 @@
 /**
  * One typed configuration, read once from the environment (names fixed by
- * shared/OPERATOR-INTERFACE.md). Everything else receives a Config; nothing reads process.env.
+ * docs/configuration.md). Everything else receives a Config; nothing reads process.env.
  */
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';

@@ -26,6 +26,16 @@ export interface FullStack {
   close(): Promise<void>;
 }
 
+/** The six rate-limit headers every counted REST answer carries, as Node's http lower-cases them. */
+export const RATE_LIMIT_HEADERS = ['limit-minute', 'remaining-minute', 'reset-minute', 'limit-day', 'remaining-day', 'reset-day'].map((h) => `x-ratelimit-${h}`);
+
+/** The full stack listening on an ephemeral port, for requests only a real socket can make. */
+export async function startListeningFullStack(): Promise<FullStack & { port: number }> {
+  const f = await startFullStack();
+  await f.stack.built.app.listen({ host: '127.0.0.1', port: 0 });
+  return { ...f, port: (f.stack.built.app.server.address() as { port: number }).port };
+}
+
 export async function startFullStack(extra: RoutePlugin[] = []): Promise<FullStack> {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'flow-fullstack-'));
   const ch = createClickHouse({ url: process.env.CLICKHOUSE_URL ?? null, dataDir });

@@ -345,7 +345,7 @@ export type ShapesAgreeWithTheDomain = [
   Agrees<Same<Static<typeof TradePrint>, TradePrintT>>,
 ];
 
-// ---- the simulator control API (operators; docs/ OPERATOR-INTERFACE) -------------------------------
+// ---- the simulator control API (operators; docs/simulator.md) -------------------------------
 
 export const SimMarketState = Type.Object(
   {

@@ -5,19 +5,18 @@
  * (issue 8 item 5). Over a real socket: these answers are written below inject()'s reach.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startFullStack, type FullStack } from '../../support/full-stack.js';
+import { RATE_LIMIT_HEADERS, startListeningFullStack, type FullStack } from '../../support/full-stack.js';
 import { rawGet, rawRequest, type RawAnswer } from '../../support/raw-http.js';
 
-let f: FullStack;
+let f: FullStack & { port: number };
 let port: number;
 beforeAll(async () => {
-  f = await startFullStack();
-  await f.stack.built.app.listen({ host: '127.0.0.1', port: 0 });
-  port = (f.stack.built.app.server.address() as { port: number }).port;
+  f = await startListeningFullStack();
+  port = f.port;
 }, 60_000);
 afterAll(async () => f?.close());
 
-const RATE_HEADERS = ['limit-minute', 'remaining-minute', 'reset-minute', 'limit-day', 'remaining-day', 'reset-day'].map((h) => `x-ratelimit-${h}`);
+const RATE_HEADERS = RATE_LIMIT_HEADERS;
 
 type Raw = RawAnswer;
 const raw = (request: string) => rawRequest(port, request);

@@ -14,19 +14,18 @@
 import fc from 'fast-check';
 import type { RouteOptions } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startFullStack, type FullStack } from '../../support/full-stack.js';
+import { RATE_LIMIT_HEADERS, startListeningFullStack, type FullStack } from '../../support/full-stack.js';
 import { rawGet } from '../../support/raw-http.js';
 
 const SEED = Number(process.env.FLOW_FUZZ_SEED ?? 20_261_120);
 const RUNS = Number(process.env.FLOW_FUZZ_RUNS ?? 100);
-const RATE_HEADERS = ['limit-minute', 'remaining-minute', 'reset-minute', 'limit-day', 'remaining-day', 'reset-day'].map((h) => `x-ratelimit-${h}`);
+const RATE_HEADERS = RATE_LIMIT_HEADERS;
 
-let f: FullStack;
+let f: FullStack & { port: number };
 let port: number;
 beforeAll(async () => {
-  f = await startFullStack();
-  await f.stack.built.app.listen({ host: '127.0.0.1', port: 0 });
-  port = (f.stack.built.app.server.address() as { port: number }).port;
+  f = await startListeningFullStack();
+  port = f.port;
 }, 60_000);
 afterAll(async () => f?.close());
 

@@ -6,7 +6,11 @@ import { newApiKey } from '../../../src/ids.js';
 
 describe('API key checksum', () => {
   it('CRC-32 is zlib’s', () => {
-    fc.assert(fc.property(fc.string({ unit: 'binary-ascii' }), (s) => crc32(s) === zlibCrc32(Buffer.from(s, 'latin1'))));
+    fc.assert(
+      fc.property(fc.string({ unit: 'binary-ascii' }), (s) => {
+        expect(crc32(s)).toBe(zlibCrc32(Buffer.from(s, 'latin1')));
+      }),
+    );
   });
   it('minted keys are well formed, 196 random bits, unique', () => {
     const keys = new Set<string>();
@@ -38,7 +42,8 @@ describe('API key checksum', () => {
     fc.assert(
       fc.property(fc.stringMatching(/^[0-9A-Za-z]{33}$/), fc.constantFrom('test' as const, 'live' as const), (r, env) => {
         const k = formatApiKey(env, r);
-        return isWellFormedApiKey(k) && k.endsWith(apiKeyCheck(`flow_${env}_${r}`));
+        expect(isWellFormedApiKey(k)).toBe(true);
+        expect(k.endsWith(apiKeyCheck(`flow_${env}_${r}`))).toBe(true);
       }),
     );
   });
