@@ -113,7 +113,7 @@ export async function runRestScenario(scenario: 'rest' | 'liquidity', args: stri
       flowReads += c2.flow_store_reads - c1.flow_store_reads;
       flowFailures += flow.errors + flow.non2xx;
     }
-    printTable(rows, 'store reads / request  server CPU µs / request');
+    printTable(rows, '% reading the store     server CPU µs / request');
     const median = [...ratios].sort((x, y) => x - y)[Math.floor(ratios.length / 2)]!;
     console.log(`\nratio flow / bare req/s per round: ${ratios.map((x) => x.toFixed(3)).join(', ')}; median ${median.toFixed(3)}`);
     console.log(`store reads (cache misses and revalidations) per request: flow ${(flowReads / flowRequests).toFixed(4)}, bare ${(bareReads / bareRequests).toFixed(4)}`);
