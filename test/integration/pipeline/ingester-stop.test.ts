@@ -3,14 +3,11 @@
  * was already writing (found by the ingest bench: a single flush at stop returned the one under way
  * and left about 14 % of listings without their latest change).
  */
-import { pino } from 'pino';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { Ingester } from '../../../pipelines/ingest/ingester.js';
-import { LiquidityProducer } from '../../../pipelines/producers/liquidity.js';
-import { BusPublisher } from '../../../src/store/redis/bus.js';
 import { HotState } from '../../../src/store/redis/hot.js';
-import { buildSimCatalog, createSimAdapters, SimMarket } from '../../../src/venues/sim/index.js';
+import { buildSimCatalog, SimMarket } from '../../../src/venues/sim/index.js';
 import type { NormalizedQuote } from '../../../src/venues/types.js';
+import { simIngester } from '../../support/sim-ingester.js';
 import { startStack, type TestStack } from '../../support/stack.js';
 
 const NOW = Date.UTC(2026, 10, 20, 12, 0, 0);
@@ -35,19 +32,7 @@ it('writes the quotes that arrived during a flush under way when it stops', asyn
     if (held) await held;
     return write(contestId, quotes);
   };
-  const producer = new LiquidityProducer(s.env.REDIS_URL!, s.rt.ks);
-  const ingester = new Ingester({
-    adapters: createSimAdapters(market, { clock: () => NOW }),
-    hot,
-    producer,
-    bus: new BusPublisher(s.rt.redis, s.rt.ks),
-    log: pino({ level: 'silent' }),
-    now: () => NOW,
-    leagueOf: () => null,
-    marketOf: () => null,
-    partnerName: (p) => p,
-    flushMs: 60_000,
-  });
+  const { ingester, stop } = simIngester(s, market, hot, () => NOW);
   try {
     await ingester.start();
     await ingester.flush();
@@ -74,7 +59,6 @@ it('writes the quotes that arrived during a flush under way when it stops', asyn
     expect(byHash.get(first!.liquidity_hash)!.price).toBe(Math.round((first!.price + 0.01) * 100) / 100);
     expect(byHash.get(second!.liquidity_hash)!.available).toBe(second!.available + 7);
   } finally {
-    await ingester.stop();
-    await producer.close();
+    await stop();
   }
 });

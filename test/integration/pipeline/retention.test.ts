@@ -6,13 +6,13 @@
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ComputePool } from '../../../pipelines/compute-pool.js';
-import { Ingester } from '../../../pipelines/ingest/ingester.js';
 import { LiquidityProcessor } from '../../../pipelines/processors/liquidity.js';
 import { LiquidityProducer } from '../../../pipelines/producers/liquidity.js';
 import { BusPublisher } from '../../../src/store/redis/bus.js';
 import { HOT_KINDS, HotState } from '../../../src/store/redis/hot.js';
-import { buildSimCatalog, createSimAdapters, SimMarket } from '../../../src/venues/sim/index.js';
+import { buildSimCatalog, SimMarket } from '../../../src/venues/sim/index.js';
 import type { NormalizedQuote } from '../../../src/venues/types.js';
+import { simIngester } from '../../support/sim-ingester.js';
 import { startStack, type TestStack } from '../../support/stack.js';
 
 const NOW = Date.UTC(2026, 0, 10, 18, 0, 0);
@@ -37,19 +37,7 @@ describe('hot state of a closed contest', () => {
     market.freeze(true);
     let t = NOW;
     const hot = new HotState(s.rt.redis, s.rt.ks, { closedRetentionMs: RETENTION_MS });
-    const producer = new LiquidityProducer(s.env.REDIS_URL!, s.rt.ks);
-    const ingester = new Ingester({
-      adapters: createSimAdapters(market, { clock: () => t }),
-      hot,
-      producer,
-      bus: new BusPublisher(s.rt.redis, s.rt.ks),
-      log: pino({ level: 'silent' }),
-      now: () => t,
-      leagueOf: () => null,
-      marketOf: () => null,
-      partnerName: (p) => p,
-      flushMs: 60_000,
-    });
+    const { ingester, stop } = simIngester(s, market, hot, () => t);
     try {
       await ingester.start();
       await ingester.flush();
@@ -97,8 +85,7 @@ describe('hot state of a closed contest', () => {
       expect(markerTtl).toBeGreaterThan(RETENTION_MS);
       expect(markerTtl).toBeLessThanOrEqual(2 * RETENTION_MS);
     } finally {
-      await ingester.stop();
-      await producer.close();
+      await stop();
     }
   });
 

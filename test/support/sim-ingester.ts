@@ -1,0 +1,34 @@
+/**
+ * An Ingester over the simulator's venues on a test stack, flushed only when a test says so
+ * (flushMs of a minute), with its producer; stop() stops both.
+ */
+import { pino } from 'pino';
+import { Ingester } from '../../pipelines/ingest/ingester.js';
+import { LiquidityProducer } from '../../pipelines/producers/liquidity.js';
+import { BusPublisher } from '../../src/store/redis/bus.js';
+import type { HotState } from '../../src/store/redis/hot.js';
+import { createSimAdapters, type SimMarket } from '../../src/venues/sim/index.js';
+import type { TestStack } from './stack.js';
+
+export function simIngester(s: TestStack, market: SimMarket, hot: HotState, now: () => number): { ingester: Ingester; stop(): Promise<void> } {
+  const producer = new LiquidityProducer(s.env.REDIS_URL!, s.rt.ks);
+  const ingester = new Ingester({
+    adapters: createSimAdapters(market, { clock: now }),
+    hot,
+    producer,
+    bus: new BusPublisher(s.rt.redis, s.rt.ks),
+    log: pino({ level: 'silent' }),
+    now,
+    leagueOf: () => null,
+    marketOf: () => null,
+    partnerName: (p) => p,
+    flushMs: 60_000,
+  });
+  return {
+    ingester,
+    async stop() {
+      await ingester.stop();
+      await producer.close();
+    },
+  };
+}
