@@ -3,6 +3,7 @@
 # it from Debian's packages when missing. Idempotent; safe to run before every start and test run.
 #   bash infra/services.sh up      # ensure both are up
 #   bash infra/services.sh status  # report only
+#   bash infra/services.sh test-binaries  # redis-server and PostgreSQL binaries for the fault tests
 set -euo pipefail
 
 REDIS_URL="${REDIS_URL:-redis://127.0.0.1:6379}"
@@ -92,10 +93,18 @@ ensure_trust_for_local() {
   fi
 }
 
+# The fault tests start private redis-server and PostgreSQL instances on other ports: their binaries
+# must be on this machine even when the shared servers run elsewhere (reached, not started, by `up`).
+ensure_test_binaries() {
+  command -v redis-server >/dev/null || apt_install redis-server
+  [ -n "$(pg_bin)" ] || apt_install postgresql
+}
+
 case "${1:-up}" in
   up) ensure_redis; ensure_postgres ;;
+  test-binaries) ensure_test_binaries ;;
   status)
     port_open "$(url_host "$REDIS_URL")" "$(url_port "$REDIS_URL" 6379)" && log "redis up" || log "redis down"
     port_open "$(url_host "$DATABASE_URL")" "$(url_port "$DATABASE_URL" 5432)" && log "postgresql up" || log "postgresql down" ;;
-  *) echo "usage: infra/services.sh up|status" >&2; exit 2 ;;
+  *) echo "usage: infra/services.sh up|status|test-binaries" >&2; exit 2 ;;
 esac
