@@ -42,9 +42,12 @@ export function installGate(app: FastifyInstance, ctx: AppContext, principals: P
   const hashes = new LRUCache<string, string>({ max: 10_000 });
   app.decorateRequest('principal', null as unknown as Principal);
 
-  function keyHash(key: string): string {
+  /** The key's hash, or null when its checksum is wrong. Only well-formed keys are memoized, so a
+   *  key seen before skips both the checksum and the hash. */
+  function keyHash(key: string): string | null {
     let h = hashes.get(key);
     if (!h) {
+      if (!isWellFormedApiKey(key)) return null;
       h = sha256Hex(key);
       hashes.set(key, h);
     }
@@ -55,8 +58,9 @@ export function installGate(app: FastifyInstance, ctx: AppContext, principals: P
     const key = request.headers['x-api-key'];
     if (typeof key === 'string' && key.length > 0) {
       // The checksum refuses a mistyped or made-up key before any store is asked.
-      if (!isWellFormedApiKey(key)) throw unauthorized('API key is not valid: check that it was copied whole');
-      return { kind: 'key', id: keyHash(key) };
+      const id = keyHash(key);
+      if (id === null) throw unauthorized('API key is not valid: check that it was copied whole');
+      return { kind: 'key', id };
     }
     const auth = request.headers.authorization;
     if (typeof auth === 'string' && auth.startsWith('Bearer ')) {
