@@ -46,6 +46,13 @@ function exited(child: ChildProcess): Promise<void> {
   return child.exitCode !== null || child.signalCode !== null ? Promise.resolve() : new Promise((r) => child.once('exit', () => r()));
 }
 
+/** SIGKILL, and wait until the process is gone (no-op when there is none). */
+async function sigkill(c: ChildProcess | null): Promise<void> {
+  if (!c) return;
+  c.kill('SIGKILL');
+  await exited(c);
+}
+
 /** A test process that dies (or forgets its afterAll) must not leave its servers running. */
 function killOnExit(c: ChildProcess): void {
   const onExit = () => c.kill('SIGKILL');
@@ -79,9 +86,7 @@ export async function startPrivateRedis(): Promise<PrivateRedis> {
   const kill = async () => {
     const c = child;
     child = null;
-    if (!c) return;
-    c.kill('SIGKILL');
-    await exited(c);
+    await sigkill(c);
   };
   await start();
   return {
@@ -160,9 +165,7 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
   const kill = async () => {
     const c = child;
     child = null;
-    if (!c) return;
-    c.kill('SIGKILL');
-    await exited(c);
+    await sigkill(c);
   };
   await start();
   return {

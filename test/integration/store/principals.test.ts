@@ -70,24 +70,35 @@ function countPrincipalRedisCommands(): { readonly n: number; stop(): void } {
   };
 }
 
+/**
+ * A point a lookup stops at: `hook` (passed as a lookup's hook) signals `reached` and waits until
+ * `release()`, so a test acts while the lookup is held there (no sleeps).
+ */
+function latch() {
+  let signal!: () => void;
+  let release!: () => void;
+  const reached = new Promise<void>((r) => (signal = r));
+  const released = new Promise<void>((r) => (release = r));
+  return {
+    reached,
+    release,
+    hook: async () => {
+      signal();
+      await released;
+    },
+  };
+}
+
 describe('revocation racing a lookup', () => {
   it('a lookup that read PostgreSQL before the revoke and writes after it does not revive the key on any process', async () => {
     const k = await newKey();
     const cred = keyCred(k);
-    let reachedWrite!: () => void;
-    const atWrite = new Promise<void>((r) => (reachedWrite = r));
-    let release!: () => void;
-    const released = new Promise<void>((r) => (release = r));
+    const stop = latch();
     // Process A: its lookup stops between its PostgreSQL read and its Redis write.
-    const a = await processCache({
-      afterStoreRead: async () => {
-        reachedWrite();
-        await released;
-      },
-    });
+    const a = await processCache({ afterStoreRead: stop.hook });
     const b = await processCache();
     const held = a.cache.resolve(cred);
-    await atWrite;
+    await stop.reached;
     // Process B and the API (a third process) have the key cached as valid.
     const before = await b.cache.resolve(cred);
     expect(isInvalid(before)).toBe(false);
@@ -97,7 +108,7 @@ describe('revocation racing a lookup', () => {
     const aEvicted = a.nextEviction();
     expect(await keysRevoke(s.rt, k.key_id)).toBe(true);
     await Promise.all([aEvicted, bEvicted]);
-    release();
+    stop.release();
     // A's late write loses to the revocation: it answers revoked and caches nothing valid.
     expect(await held).toEqual({ invalid: 'revoked' });
 
@@ -120,22 +131,14 @@ describe('revocation racing a lookup', () => {
   it('an answer read before an eviction does not enter the in-process cache after it', async () => {
     const k = await newKey();
     const cred = keyCred(k);
-    let reachedFill!: () => void;
-    const atFill = new Promise<void>((r) => (reachedFill = r));
-    let release!: () => void;
-    const released = new Promise<void>((r) => (release = r));
-    const a = await processCache({
-      beforeFill: async () => {
-        reachedFill();
-        await released;
-      },
-    });
+    const stop = latch();
+    const a = await processCache({ beforeFill: stop.hook });
     const held = a.cache.resolve(cred);
-    await atFill;
+    await stop.reached;
     const evicted = a.nextEviction();
     await keysRevoke(s.rt, k.key_id);
     await evicted;
-    release();
+    stop.release();
     // The request that asked before the revocation may pass; nothing after it may.
     expect(await held).toMatchObject({ key_id: k.key_id });
     expect(a.cache.peek(cred)).toBeUndefined();
@@ -146,19 +149,11 @@ describe('revocation racing a lookup', () => {
     // Same race through the uncached path the stream gateway uses at each key re-check.
     const k = await newKey();
     const cred = keyCred(k);
-    let reachedWrite!: () => void;
-    const atWrite = new Promise<void>((r) => (reachedWrite = r));
-    let release!: () => void;
-    const released = new Promise<void>((r) => (release = r));
-    const held = loadPrincipalRecord(s.rt.gate, s.rt.pool, cred, {
-      afterStoreRead: async () => {
-        reachedWrite();
-        await released;
-      },
-    });
-    await atWrite;
+    const stop = latch();
+    const held = loadPrincipalRecord(s.rt.gate, s.rt.pool, cred, { afterStoreRead: stop.hook });
+    await stop.reached;
     await keysRevoke(s.rt, k.key_id);
-    release();
+    stop.release();
     expect(await held).toEqual({ invalid: 'revoked' });
     const ttl = await s.rt.redis.pttl(s.rt.gate.recordKey('key', cred.id));
     expect(ttl).toBeGreaterThan(3_000_000);
