@@ -97,11 +97,8 @@ export default async function run(args: string[]): Promise<void> {
       }
     }
     const tProduced = performance.now();
-    // Stop ingest so no poll after this point changes the state read back. Flush twice first:
-    // Ingester.stop() flushes once, and a flush already in progress returns without taking the
-    // quotes that arrived during it (they would be lost at shutdown).
-    await ing.flush();
-    await ing.flush();
+    // Stop ingest so no poll after this point changes the state read back; stop writes every
+    // accepted quote (the hot-state read-back below checks it).
     await ingest.stop();
     await drain(rt, 60_000);
     if (!(await history.flush())) throw new Error(`history flush failed: ${history.stats().ticks.lastError}`);
