@@ -19,14 +19,16 @@
  * itself lives twice the retention, to catch writes that straggle in after the state has gone.
  */
 import type { Keyspace, Redis } from './client.js';
+import { eventArgs, histArgs, LOG_LIMITS, logKeys, logLua, type HistAppend, type LogAppend, type LogLimits } from './eventlog.js';
 
-/** Every per-contest key kind of the hot state (the `closed` marker apart). */
-export const HOT_KINDS = ['vq', 'vqv', 'liq', 'liqv', 'depth', 'snap', 'state'] as const;
+/** Every per-contest key kind of the hot state and its event log (the `closed` marker apart). */
+export const HOT_KINDS = ['vq', 'vqv', 'liq', 'liqv', 'depth', 'snap', 'state', 'ev', 'liqe', 'outl'] as const;
 
 /** Default hot-state retention of a closed contest (FLOW_HOT_RETENTION_SECONDS). */
 export const DEFAULT_HOT_RETENTION_MS = 3_600_000;
 
-// Shared tail of every write script: KEYS[1] is the closed marker, the written keys follow it.
+// Shared tail of every write script: KEYS[1] is the closed marker; the per-contest keys written
+// follow the shared ones (feed, history), and only they take the contest's expiry.
 const FOLLOW_CLOSED_LUA = `
 local function follow_closed(from)
   local at = redis.call('GET', KEYS[1])
@@ -35,36 +37,70 @@ local function follow_closed(from)
 end
 `;
 
-// KEYS: closed, vq, vqv; ARGV: field/value pairs. Returns the new venue-state version.
-const WRITE_QUOTES_LUA = `${FOLLOW_CLOSED_LUA}
+// KEYS: closed, hist, vq, vqv, outl; ARGV: n, then n field/value args, then m, then m/3 history
+// triples. Returns the new venue-state version.
+const WRITE_QUOTES_LUA = (log: string) => `${FOLLOW_CLOSED_LUA}${log}
+local n = tonumber(ARGV[1])
 -- In slices: unpack is bounded by Lua's C stack (about 8000 values).
-for i = 1, #ARGV, 2000 do redis.call('HSET', KEYS[2], unpack(ARGV, i, math.min(i + 1999, #ARGV))) end
-local v = redis.call('INCR', KEYS[3])
-follow_closed(2)
+for i = 2, n + 1, 2000 do redis.call('HSET', KEYS[3], unpack(ARGV, i, math.min(i + 1999, n + 1))) end
+local v = redis.call('INCR', KEYS[4])
+append_hist(KEYS[2], KEYS[5], n + 3, tonumber(ARGV[n + 2]) / 3)
+follow_closed(3)
 return v
 `;
 
-// KEYS: closed, liq, depth, snap, liqv; ARGV: version, liqJson, snapJson, then depth field/value pairs.
-const WRITE_COMPUTED_LUA = `${FOLLOW_CLOSED_LUA}
-local cur = tonumber(redis.call('GET', KEYS[5]) or '-1')
+// KEYS: closed, feed, hist, liq, depth, snap, liqv, ev, liqe, outl.
+// ARGV: version, liqJson, snapJson, contest, invalidation topic, then counted groups: depth
+// field/value args, event triples, history triples, outlier hashes.
+// Returns 0 when a newer version is stored (nothing written), else {1, last liquidity event id or ''}.
+const WRITE_COMPUTED_LUA = (log: string) => `${FOLLOW_CLOSED_LUA}${log}
+local cur = tonumber(redis.call('GET', KEYS[7]) or '-1')
 local v = tonumber(ARGV[1])
 if v <= cur then return 0 end
-redis.call('SET', KEYS[5], ARGV[1])
-redis.call('SET', KEYS[2], ARGV[2])
-redis.call('SET', KEYS[4], ARGV[3])
-if #ARGV > 3 then
-  redis.call('DEL', KEYS[3])
-  for i = 4, #ARGV, 2000 do redis.call('HSET', KEYS[3], unpack(ARGV, i, math.min(i + 1999, #ARGV))) end
+redis.call('SET', KEYS[7], ARGV[1])
+redis.call('SET', KEYS[4], ARGV[2])
+redis.call('SET', KEYS[6], ARGV[3])
+local i = 6
+local nd = tonumber(ARGV[i])
+if nd > 0 then
+  redis.call('DEL', KEYS[5])
+  for s = i + 1, i + nd, 2000 do redis.call('HSET', KEYS[5], unpack(ARGV, s, math.min(s + 1999, i + nd))) end
 end
-follow_closed(2)
+i = i + nd + 1
+local ne = tonumber(ARGV[i])
+local _, _, liq = append_events(KEYS[8], KEYS[2], ARGV[4], i + 1, ne / 3)
+if liq then redis.call('SET', KEYS[9], liq) end
+i = i + ne + 1
+local nh = tonumber(ARGV[i])
+append_hist(KEYS[3], false, i + 1, nh / 3)
+i = i + nh + 1
+local no = tonumber(ARGV[i])
+redis.call('DEL', KEYS[10])
+for s = i + 1, i + no, 1000 do
+  local kv = {}
+  for k = s, math.min(s + 999, i + no) do kv[#kv + 1] = ARGV[k]; kv[#kv + 1] = '1' end
+  redis.call('HSET', KEYS[10], unpack(kv))
+end
+follow_closed(4)
+redis.call('PUBLISH', ARGV[5], ARGV[4])
+return {1, liq or ''}
+`;
+
+// KEYS: closed, feed, state, ev; ARGV: state JSON, contest, n, then n/3 event triples.
+const WRITE_STATE_LUA = (log: string) => `${FOLLOW_CLOSED_LUA}${log}
+redis.call('SET', KEYS[3], ARGV[1])
+append_events(KEYS[4], KEYS[2], ARGV[2], 4, tonumber(ARGV[3]) / 3)
+follow_closed(3)
 return 1
 `;
 
-// KEYS: closed, state; ARGV: state JSON.
-const WRITE_STATE_LUA = `${FOLLOW_CLOSED_LUA}
-redis.call('SET', KEYS[2], ARGV[1])
-follow_closed(2)
-return 1
+// KEYS: closed, feed, hist, ev; ARGV: contest, n, n/3 event triples, m, m/3 history triples.
+const APPEND_LUA = (log: string) => `${FOLLOW_CLOSED_LUA}${log}
+local n = tonumber(ARGV[2])
+local first, last = append_events(KEYS[4], KEYS[2], ARGV[1], 3, n / 3)
+append_hist(KEYS[3], false, n + 4, tonumber(ARGV[n + 3]) / 3)
+follow_closed(4)
+return last or ''
 `;
 
 // KEYS: closed, then every hot key; ARGV: retention ms. Idempotent: a second close (another ingest
@@ -82,15 +118,18 @@ return at
 `;
 
 type HotRedis = Redis & {
-  flowWriteQuotes(closed: string, vq: string, vqv: string, ...pairs: string[]): Promise<number>;
-  flowWriteComputed(closed: string, liq: string, depthKey: string, snap: string, liqv: string, version: number, liqJson: string, snapJson: string, ...depthPairs: string[]): Promise<number>;
-  flowWriteState(closed: string, state: string, json: string): Promise<number>;
+  flowWriteQuotes(...keysThenArgs: (string | number)[]): Promise<number>;
+  flowWriteComputed(...keysThenArgs: (string | number)[]): Promise<0 | [1, string]>;
+  flowWriteState(...keysThenArgs: (string | number)[]): Promise<number>;
+  flowAppend(...keysThenArgs: (string | number)[]): Promise<string>;
   flowCloseContest(numKeys: number, ...keysThenRetention: (string | number)[]): Promise<number>;
 };
 
 export interface HotStateOptions {
   /** How long a closed contest's hot state stays readable (default DEFAULT_HOT_RETENTION_MS). */
   closedRetentionMs?: number;
+  /** Event-log retention (default LOG_LIMITS). The first HotState built on a connection fixes it. */
+  logLimits?: LogLimits;
 }
 
 export interface VenueStateRead<Q> {
@@ -99,8 +138,20 @@ export interface VenueStateRead<Q> {
   snapshot: string | null;
 }
 
+/** What a computed write appends to the event log with the state. */
+export interface ComputedAppend {
+  events?: readonly LogAppend[];
+  hist?: readonly HistAppend[];
+  /** Liquidity hashes compute flags as outliers now (ingest marks their next ticks). */
+  outliers?: readonly string[];
+}
+
+/** A computed write: false when a newer version was already stored (nothing written, nothing appended). */
+export type ComputedWrite = false | { lastLiquidityEventId: string | null };
+
 export class HotState {
   private readonly redis: HotRedis;
+  private readonly log: ReturnType<typeof logKeys>;
 
   readonly closedRetentionMs: number;
 
@@ -110,11 +161,14 @@ export class HotState {
     opts: HotStateOptions = {},
   ) {
     this.redis = redis as HotRedis;
+    this.log = logKeys(ks);
     this.closedRetentionMs = opts.closedRetentionMs ?? DEFAULT_HOT_RETENTION_MS;
-    if (!(this.redis as unknown as Record<string, unknown>).flowCloseContest) {
-      this.redis.defineCommand('flowWriteQuotes', { numberOfKeys: 3, lua: WRITE_QUOTES_LUA });
-      this.redis.defineCommand('flowWriteComputed', { numberOfKeys: 5, lua: WRITE_COMPUTED_LUA });
-      this.redis.defineCommand('flowWriteState', { numberOfKeys: 2, lua: WRITE_STATE_LUA });
+    if (!(this.redis as unknown as Record<string, unknown>).flowAppend) {
+      const lua = logLua(opts.logLimits ?? LOG_LIMITS);
+      this.redis.defineCommand('flowWriteQuotes', { numberOfKeys: 5, lua: WRITE_QUOTES_LUA(lua) });
+      this.redis.defineCommand('flowWriteComputed', { numberOfKeys: 10, lua: WRITE_COMPUTED_LUA(lua) });
+      this.redis.defineCommand('flowWriteState', { numberOfKeys: 4, lua: WRITE_STATE_LUA(lua) });
+      this.redis.defineCommand('flowAppend', { numberOfKeys: 4, lua: APPEND_LUA(lua) });
       this.redis.defineCommand('flowCloseContest', { lua: CLOSE_LUA });
     }
   }
@@ -140,11 +194,17 @@ export class HotState {
     return this.ks.k(kind, contestId);
   }
 
-  /** Ingest: stores the latest quotes of one contest and bumps its version, in one round trip. */
-  async writeQuotes(contestId: string, quotes: { liquidity_hash: string }[]): Promise<number> {
+  /**
+   * Ingest: stores the latest quotes of one contest and bumps its version, in one round trip, with
+   * the tick-history rows of the changes among them appended to the log in the same step.
+   */
+  async writeQuotes(contestId: string, quotes: { liquidity_hash: string }[], hist: readonly HistAppend[] = []): Promise<number> {
     const args: string[] = [];
     for (const q of quotes) args.push(q.liquidity_hash, JSON.stringify(q));
-    return Number(await this.redis.flowWriteQuotes(this.k('closed', contestId), this.k('vq', contestId), this.k('vqv', contestId), ...args));
+    const h = histArgs(hist);
+    return Number(
+      await this.redis.flowWriteQuotes(this.k('closed', contestId), this.log.hist, this.k('vq', contestId), this.k('vqv', contestId), this.log.outliers(contestId), args.length, ...args, h.length, ...h),
+    );
   }
 
   /** Compute: every venue quote of a contest, the version they make up, and the previous snapshot. */
@@ -160,22 +220,51 @@ export class HotState {
     return { version, quotes: vals.map((v) => JSON.parse(v) as Q), snapshot: (res?.[2]?.[1] as string | null) ?? null };
   }
 
-  /** Compute: stores the computed liquidity, depth and snapshot unless a newer version is there. */
-  async writeComputed(contestId: string, version: number, positionsJson: string, snapshotJson: string, depth: [string, string][]): Promise<boolean> {
+  /**
+   * Compute: stores the computed liquidity, depth and snapshot unless a newer version is there, and
+   * in the same atomic step appends the events and history rows it implies to the event log.
+   */
+  async writeComputed(contestId: string, version: number, positionsJson: string, snapshotJson: string, depth: [string, string][], log: ComputedAppend = {}): Promise<ComputedWrite> {
     const flat: string[] = [];
     for (const [h, d] of depth) flat.push(h, d);
-    const ok = await this.redis.flowWriteComputed(
+    const ev = eventArgs(log.events ?? []);
+    const hist = histArgs(log.hist ?? []);
+    const outliers = log.outliers ?? [];
+    const res = await this.redis.flowWriteComputed(
       this.k('closed', contestId),
+      this.log.feed,
+      this.log.hist,
       this.k('liq', contestId),
       this.k('depth', contestId),
       this.k('snap', contestId),
       this.k('liqv', contestId),
+      this.log.events(contestId),
+      this.log.lastLiquidityEvent(contestId),
+      this.log.outliers(contestId),
       version,
       positionsJson,
       snapshotJson,
+      contestId,
+      this.log.liquidityChanged,
+      flat.length,
       ...flat,
+      ev.length,
+      ...ev,
+      hist.length,
+      ...hist,
+      outliers.length,
+      ...outliers,
     );
-    return ok === 1;
+    if (res === 0) return false;
+    return { lastLiquidityEventId: res[1] || null };
+  }
+
+  /** Appends events (and their history rows) that change no stored state: trade prints. Returns the last event id. */
+  async append(contestId: string, events: readonly LogAppend[], hist: readonly HistAppend[] = []): Promise<string | null> {
+    const ev = eventArgs(events);
+    const h = histArgs(hist);
+    const id = await this.redis.flowAppend(this.k('closed', contestId), this.log.feed, this.log.hist, this.log.events(contestId), contestId, ev.length, ...ev, h.length, ...h);
+    return id || null;
   }
 
   /** The serialized Position[] of a contest, or null when nothing was computed yet. */
@@ -189,20 +278,25 @@ export class HotState {
     return v === null ? null : Number(v);
   }
 
-  /** Liquidity together with the version it is, read atomically. */
-  async liquidityWithVersion(contestId: string): Promise<{ version: number; json: string } | null> {
-    const res = await this.redis.multi().get(this.k('liqv', contestId)).get(this.k('liq', contestId)).exec();
+  /**
+   * Liquidity together with the version it is and the id of the last liquidity event it reflects
+   * (null before the first), read atomically.
+   */
+  async liquidityWithVersion(contestId: string): Promise<{ version: number; json: string; eventId: string | null } | null> {
+    const res = await this.redis.multi().get(this.k('liqv', contestId)).get(this.k('liq', contestId)).get(this.log.lastLiquidityEvent(contestId)).exec();
     const v = res?.[0]?.[1] as string | null;
     const json = res?.[1]?.[1] as string | null;
-    return v === null || json === null ? null : { version: Number(v), json };
+    return v === null || json === null ? null : { version: Number(v), json, eventId: (res?.[2]?.[1] as string | null) ?? null };
   }
 
   depth(contestId: string, positionHash: string): Promise<string | null> {
     return this.redis.hget(this.k('depth', contestId), positionHash);
   }
 
-  async setContestState(contestId: string, stateJson: string): Promise<void> {
-    await this.redis.flowWriteState(this.k('closed', contestId), this.k('state', contestId), stateJson);
+  /** Stores a contest's game state and appends its events (contest_state.update) in one atomic step. */
+  async setContestState(contestId: string, stateJson: string, events: readonly LogAppend[] = []): Promise<void> {
+    const ev = eventArgs(events);
+    await this.redis.flowWriteState(this.k('closed', contestId), this.log.feed, this.k('state', contestId), this.log.events(contestId), stateJson, contestId, ev.length, ...ev);
   }
 
   /**

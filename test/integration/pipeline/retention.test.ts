@@ -44,7 +44,9 @@ describe('hot state of a closed contest', () => {
       const open = market.catalog.contests.filter((c) => c.status === 'open' && market.gameState(c.id)!.state.game_status === 'scheduled');
       const [closing, staying] = [open[0]!.id, open[1]!.id];
       await hot.setContestState(closing, JSON.stringify({ contest_id: closing, state: { game_status: 'scheduled' } }));
-      await hot.writeComputed(closing, 1, '[]', '{}', [['h', '{}']]);
+      // Every kind of key exists: an event (log and last liquidity id) and an outlier flag too.
+      const logged = { events: [{ channel: 'liquidity' as const, league_id: null, event: '{}' }], outliers: ['h'] };
+      await hot.writeComputed(closing, 1, '[]', '{}', [['h', '{}']], logged);
       await hot.writeComputed(staying, 1, '[]', '{}', [['h', '{}']]);
       const seenBefore = ingester.seenSize();
       const contestsBefore = ingester.seenContests();
@@ -72,7 +74,7 @@ describe('hot state of a closed contest', () => {
 
       // Late writes (a job that was running, a repeated state) neither drop the TTL nor push it out.
       const at = (await hot.closedUntil(closing))!;
-      await hot.writeComputed(closing, 1_000, '[]', '{}', [['h2', '{}']]);
+      await hot.writeComputed(closing, 1_000, '[]', '{}', [['h2', '{}']], logged);
       await hot.setContestState(closing, JSON.stringify({ contest_id: closing, state: { game_status: 'final' } }));
       await hot.writeQuotes(closing, [{ liquidity_hash: 'sim_exchange:late' }]);
       expect(await hot.closeContest(closing)).toBe(at);

@@ -1,0 +1,296 @@
+/**
+ * The durable event log (Redis Streams). Every stream event and every history row is appended by
+ * the same Lua script that stores the state change it describes (src/store/redis/hot.ts), so a
+ * crash can lose neither side without the other:
+ *
+ *   ev:<contest>   stream  the contest's client events, every channel, in issue order. An entry's
+ *                          id is the event's `event_id`; fields ch (channel), l (league or ''),
+ *                          e (the event JSON as clients get it, without event_id). Retention: at
+ *                          least the last LOG_LIMITS.minEvents events or the last minAgeMs,
+ *                          whichever holds more, never more than maxEvents (see trim_contest).
+ *   liqe:<contest> string  the id of the contest's last liquidity event (REST meta.event_id).
+ *   evfeed         stream  one pointer per append {c: contest, a: first id, b: last id}: what
+ *                          gateways tail with blocking XREAD (they then read the events from the
+ *                          contest's own log, so payloads are stored once). Capped by feedMax.
+ *   hist           stream  history rows for ClickHouse {t: table, r: JSON rows, o: outlier
+ *                          hashes}; read by the history writer's consumer group, acknowledged
+ *                          after the insert landed. Capped by histMax (reached only when no writer
+ *                          runs for long: the oldest rows are then lost, and counted).
+ *
+ * Event ids are Redis stream ids: opaque to clients, increasing within a contest. After Redis
+ * loses its data a contest's log starts empty, so an id from before is no longer held and resume
+ * answers resume_unavailable rather than replaying from the wrong place.
+ */
+import type { StreamChannel } from '../../domain/stream.js';
+import type { Keyspace, Redis } from './client.js';
+
+/** Retention of the log (documented in docs/stream.md, "Event log"). */
+export interface LogLimits {
+  /** A contest's log keeps at least its last this many events ... */
+  minEvents: number;
+  /** ... or every event of the last this many ms, whichever is more ... */
+  minAgeMs: number;
+  /** ... but never more than this many (memory bound: ~333 events/s sustained on one contest). */
+  maxEvents: number;
+  /** Pointers kept in the feed (gateways read within milliseconds; this covers long stalls). */
+  feedMax: number;
+  /** History entries held for the writer; beyond this the oldest are trimmed (and counted lost). */
+  histMax: number;
+}
+
+export const LOG_LIMITS: LogLimits = {
+  minEvents: 10_000,
+  minAgeMs: 300_000,
+  maxEvents: 100_000,
+  feedMax: 100_000,
+  histMax: 200_000,
+};
+
+/** ClickHouse tables a history entry can target. */
+export type HistTable = 'ticks' | 'points' | 'trades';
+
+/** One event to append: the client JSON (without event_id) and how the gateway routes it. */
+export interface LogAppend {
+  channel: StreamChannel;
+  league_id: string | null;
+  event: string;
+}
+
+/** History rows to append, one entry per table; rows as JSON (the writer validates and encodes). */
+export interface HistAppend {
+  table: HistTable;
+  rows: string;
+  /** ticks only: liquidity hashes of the rows, so the script can mark those compute last flagged as outliers. */
+  hashes?: string[];
+}
+
+/** An event read back from the log. */
+export interface LogEvent {
+  id: string;
+  contest_id: string;
+  channel: StreamChannel;
+  league_id: string | null;
+  event: string;
+}
+
+/** A history entry read back from the log. */
+export interface HistEntry {
+  id: string;
+  table: HistTable;
+  rows: string;
+  /** Liquidity hashes compute had flagged as outliers when the rows were appended. */
+  outliers: string[];
+}
+
+export const logKeys = (ks: Keyspace) => ({
+  events: (contestId: string) => ks.k('ev', contestId),
+  lastLiquidityEvent: (contestId: string) => ks.k('liqe', contestId),
+  outliers: (contestId: string) => ks.k('outl', contestId),
+  feed: ks.k('evfeed'),
+  hist: ks.k('hist'),
+  /** Pub/sub topic (not a key) telling API processes a contest's liquidity changed: cache invalidation only. */
+  liquidityChanged: ks.k('bus', 'liquidity-changed'),
+});
+
+/**
+ * Lua shared by every script that appends: call append_events(evKey, feedKey, contest, from, n)
+ * with ARGV[from ..] holding n (channel, league, event) triples; returns the first id, the last id
+ * and the last liquidity event id (or false). append_hist(histKey, outlKey, from, n) takes n
+ * (table, rows, hashes-joined-by-space) triples.
+ */
+export function logLua(l: LogLimits = LOG_LIMITS): string {
+  return `
+local function now_ms()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+
+-- Keeps at least ${l.minEvents} events or every event younger than ${l.minAgeMs} ms, whichever is
+-- more, capped at ${l.maxEvents}. Old heads go a few per append, so the work per call stays small
+-- and the log still shrinks faster than it grows.
+local function trim_contest(key, appended)
+  local len = redis.call('XLEN', key)
+  if len > ${l.maxEvents} then
+    -- Exact: removes only what this append pushed over the cap.
+    redis.call('XTRIM', key, 'MAXLEN', ${l.maxEvents})
+    return
+  end
+  if len <= ${l.minEvents} then return end
+  local budget = math.min(len - ${l.minEvents}, appended + 1)
+  local cutoff = now_ms() - ${l.minAgeMs}
+  local heads = redis.call('XRANGE', key, '-', '+', 'COUNT', budget)
+  local drop = 0
+  for _, h in ipairs(heads) do
+    local ms = tonumber(string.match(h[1], '^(%d+)'))
+    if ms >= cutoff then break end
+    drop = drop + 1
+  end
+  if drop > 0 then redis.call('XTRIM', key, 'MAXLEN', len - drop) end
+end
+
+local function append_events(evkey, feedkey, contest, from, n)
+  if n == 0 then return false, false, false end
+  local first, last, liq = false, false, false
+  for i = 0, n - 1 do
+    local j = from + i * 3
+    last = redis.call('XADD', evkey, '*', 'ch', ARGV[j], 'l', ARGV[j + 1], 'e', ARGV[j + 2])
+    if not first then first = last end
+    if ARGV[j] == 'liquidity' then liq = last end
+  end
+  trim_contest(evkey, n)
+  redis.call('XADD', feedkey, 'MAXLEN', '~', ${l.feedMax}, '*', 'c', contest, 'a', first, 'b', last)
+  return first, last, liq
+end
+
+local function append_hist(histkey, outlkey, from, n)
+  for i = 0, n - 1 do
+    local j = from + i * 3
+    local flagged = ''
+    if ARGV[j + 2] ~= '' and outlkey and redis.call('EXISTS', outlkey) == 1 then
+      local hashes = {}
+      for h in string.gmatch(ARGV[j + 2], '%S+') do hashes[#hashes + 1] = h end
+      local out = {}
+      -- In slices: unpack is bounded by Lua's C stack (about 8000 values).
+      for s = 1, #hashes, 2000 do
+        local e = math.min(s + 1999, #hashes)
+        local marks = redis.call('HMGET', outlkey, unpack(hashes, s, e))
+        for k = s, e do if marks[k - s + 1] then out[#out + 1] = hashes[k] end end
+      end
+      flagged = table.concat(out, ' ')
+    end
+    redis.call('XADD', histkey, 'MAXLEN', '~', ${l.histMax}, '*', 't', ARGV[j], 'r', ARGV[j + 1], 'o', flagged)
+  end
+end
+`;
+}
+
+/** Flattens events into the (channel, league, event) ARGV triples append_events reads. */
+export function eventArgs(events: readonly LogAppend[]): string[] {
+  const out: string[] = [];
+  for (const e of events) out.push(e.channel, e.league_id ?? '', e.event);
+  return out;
+}
+
+/** Flattens history entries into the (table, rows, hashes) ARGV triples append_hist reads. */
+export function histArgs(entries: readonly HistAppend[]): string[] {
+  const out: string[] = [];
+  for (const h of entries) out.push(h.table, h.rows, h.hashes?.join(' ') ?? '');
+  return out;
+}
+
+/** Stream ids compare as (ms, seq) pairs; false for anything that is not one. */
+const STREAM_ID = /^(\d{1,15})-(\d{1,15})$/;
+
+export function isStreamId(s: string): boolean {
+  return STREAM_ID.test(s);
+}
+
+/** -1, 0 or 1 as stream id a is before, equal to or after b (both well-formed). */
+export function compareStreamIds(a: string, b: string): number {
+  const ma = STREAM_ID.exec(a)!;
+  const mb = STREAM_ID.exec(b)!;
+  const d = Number(ma[1]) - Number(mb[1]) || Number(ma[2]) - Number(mb[2]);
+  return d < 0 ? -1 : d > 0 ? 1 : 0;
+}
+
+type RawEntry = [id: string, fields: string[]];
+
+function field(fields: string[], name: string): string | undefined {
+  for (let i = 0; i < fields.length; i += 2) if (fields[i] === name) return fields[i + 1];
+  return undefined;
+}
+
+function toLogEvent(contestId: string, [id, fields]: RawEntry): LogEvent {
+  const league = field(fields, 'l');
+  return { id, contest_id: contestId, channel: field(fields, 'ch') as StreamChannel, league_id: league ? league : null, event: field(fields, 'e') ?? '' };
+}
+
+/** A batch the feed delivered: its position (to read on from) and the events, in log order. */
+export interface FeedBatch {
+  /** The last feed id consumed: pass it to the next read. */
+  feedId: string;
+  events: LogEvent[];
+}
+
+/** Most events returned by one replay read (a client further behind gets them in pages). */
+export const REPLAY_PAGE = 1_000;
+
+/**
+ * Reads the log. `blocking` is a connection of its own (a blocked XREAD holds it); the other reads
+ * may share any connection.
+ */
+export class EventLogReader {
+  private readonly keys: ReturnType<typeof logKeys>;
+
+  constructor(
+    private readonly redis: Redis,
+    ks: Keyspace,
+  ) {
+    this.keys = logKeys(ks);
+  }
+
+  /** The feed's current end: reading after it yields only what is appended from now on. */
+  async feedHead(): Promise<string> {
+    const last = (await this.redis.xrevrange(this.keys.feed, '+', '-', 'COUNT', 1)) as RawEntry[];
+    return last[0]?.[0] ?? '0-0';
+  }
+
+  /**
+   * Waits up to blockMs for appends after `afterFeedId`, then returns their events (at most `count`
+   * appends per call). Events of an append its contest's log no longer holds (trimmed or expired
+   * while the reader was away) are skipped.
+   */
+  async readFeed(afterFeedId: string, blockMs: number, count = 500): Promise<FeedBatch> {
+    const res = (await this.redis.xread('COUNT', count, 'BLOCK', blockMs, 'STREAMS', this.keys.feed, afterFeedId)) as [string, RawEntry[]][] | null;
+    const pointers = res?.[0]?.[1] ?? [];
+    if (pointers.length === 0) return { feedId: afterFeedId, events: [] };
+    const p = this.redis.pipeline();
+    const contests: string[] = [];
+    for (const [, f] of pointers) {
+      const c = field(f, 'c')!;
+      contests.push(c);
+      p.xrange(this.keys.events(c), field(f, 'a')!, field(f, 'b')!);
+    }
+    const ranges = (await p.exec()) ?? [];
+    const events: LogEvent[] = [];
+    ranges.forEach(([err, entries], i) => {
+      if (err) throw err;
+      for (const e of entries as RawEntry[]) events.push(toLogEvent(contests[i]!, e));
+    });
+    return { feedId: pointers[pointers.length - 1]![0], events };
+  }
+
+  /**
+   * The contest's events after `afterId` (exclusive), oldest first, at most `limit`; 'unavailable'
+   * when the log does not hold `afterId` itself (never issued, trimmed, or lost with Redis): then
+   * nothing can prove the gap is empty.
+   */
+  async eventsAfter(contestId: string, afterId: string, limit = REPLAY_PAGE): Promise<LogEvent[] | 'unavailable'> {
+    if (!isStreamId(afterId)) return 'unavailable';
+    const key = this.keys.events(contestId);
+    const res = await this.redis.multi().xrange(key, afterId, afterId).xrange(key, `(${afterId}`, '+', 'COUNT', limit).exec();
+    const [[e1, self], [e2, after]] = res as [[Error | null, RawEntry[]], [Error | null, RawEntry[]]];
+    if (e1) throw e1;
+    if (e2) throw e2;
+    if (self.length === 0) return 'unavailable';
+    return after.map((e) => toLogEvent(contestId, e));
+  }
+
+  /** The id of the contest's newest event, or null when its log is empty. */
+  async lastEventId(contestId: string): Promise<string | null> {
+    const last = (await this.redis.xrevrange(this.keys.events(contestId), '+', '-', 'COUNT', 1)) as RawEntry[];
+    return last[0]?.[0] ?? null;
+  }
+}
+
+/** Decodes raw XREADGROUP/XRANGE entries of the history stream. */
+export function toHistEntries(entries: RawEntry[]): HistEntry[] {
+  const out: HistEntry[] = [];
+  for (const [id, fields] of entries) {
+    // A pending entry trimmed away comes back with no fields: nothing left to insert.
+    if (!fields) continue;
+    const o = field(fields, 'o') ?? '';
+    out.push({ id, table: field(fields, 't') as HistTable, rows: field(fields, 'r') ?? '[]', outliers: o ? o.split(' ') : [] });
+  }
+  return out;
+}
