@@ -12,6 +12,8 @@ import { normalizeVenueTrade } from '../../src/domain/trades.js';
 import type { Logger } from '../../src/log.js';
 import type { BusPublisher } from '../../src/store/redis/bus.js';
 import type { HotState } from '../../src/store/redis/hot.js';
+import type { HistAppend } from '../../src/store/redis/eventlog.js';
+import type { TickRow } from '../../src/domain/history.js';
 import type { GameStateRecord, NormalizedQuote, NormalizedTrade, VenueAdapter } from '../../src/venues/types.js';
 import { toContestState } from '../../src/venues/types.js';
 import type { LiquidityProducer } from '../producers/liquidity.js';
@@ -35,12 +37,22 @@ export interface IngesterDeps {
   trades?: TradeSink;
   /** A contest closed (game_status final or cancelled). */
   onFinal?: (contestId: string) => void;
-  flushMs?: number;
+  /**
+   * Flush on its own (default): at the end of the event-loop turn that accepted a change, and
+   * again as soon as the running flush ends if changes arrived meanwhile. False: only when told
+   * (tests that control every step).
+   */
+  autoFlush?: boolean;
+  /** Most tick-history rows held while Redis cannot take them; beyond it the oldest are dropped and counted. */
+  maxPendingTicks?: number;
   /** Upper bound on remembered quotes (the last-seen map); default MAX_SEEN. */
   maxSeen?: number;
 }
 
 const REFRESH_MS = 20_000;
+/** After a flush Redis refused, the next attempt (a changed quote also triggers one). */
+const RETRY_FLUSH_MS = 100;
+const MAX_PENDING_TICKS = 200_000;
 /** How often the marker is checked (one SET of a few bytes), and its lifetime without a check. */
 const MARKER_CHECK_MS = 250;
 const MARKER_TTL_MS = 60_000;
@@ -57,6 +69,12 @@ interface Seen {
 
 export class Ingester {
   private readonly pending = new Map<string, Map<string, NormalizedQuote>>();
+  /** Every price or size change per contest since the last flush: tick history keeps each one. */
+  private readonly pendingTicks = new Map<string, TickRow[]>();
+  private pendingTickCount = 0;
+  private flushScheduled = false;
+  private retryTimer: NodeJS.Timeout | null = null;
+  private stopped = false;
   /**
    * The last quote passed on per contest and liquidity_hash, to pass on only changes. Dropped when
    * the contest closes; capped (oldest contest first) should contests never close.
@@ -75,6 +93,8 @@ export class Ingester {
   private watching = false;
   quotesIn = 0;
   quotesFlushed = 0;
+  /** Tick-history rows dropped because Redis stayed out of reach past maxPendingTicks. */
+  ticksDropped = 0;
 
   constructor(private readonly d: IngesterDeps) {}
 
@@ -99,9 +119,6 @@ export class Ingester {
       if (caps.trades) this.unsubs.push(a.subscribeTrades((t) => this.acceptTrade(t)));
       if (caps.game_state) this.unsubs.push(a.subscribeGameState((s) => void this.acceptState(s)));
     }
-    const flush = setInterval(() => void this.flush(), this.d.flushMs ?? 20);
-    flush.unref();
-    this.timers.push(flush);
     const watch = setInterval(() => void this.watchForDataLoss(), MARKER_CHECK_MS);
     watch.unref();
     this.timers.push(watch);
@@ -170,7 +187,9 @@ export class Ingester {
     const levels = q.levels.length > 1 ? JSON.stringify(q.levels) : '';
     let bySeen = this.lastSeen.get(key.contest_id);
     const seen = bySeen?.get(q.liquidity_hash);
-    if (seen && seen.price === q.price && seen.available === q.available && seen.levels === levels && seen.side === q.venue_side_key && q.ts_init - seen.at < REFRESH_MS) return;
+    const moved = !seen || seen.price !== q.price || seen.available !== q.available;
+    if (!moved && seen.levels === levels && seen.side === q.venue_side_key && q.ts_init - seen.at < REFRESH_MS) return;
+    if (moved) this.addTick(key.contest_id, q);
     // A closed contest's straggling quotes still reach its (expiring) hot state, but are not remembered.
     if (!this.closed.has(key.contest_id)) {
       if (!bySeen) this.lastSeen.set(key.contest_id, (bySeen = new Map()));
@@ -181,6 +200,42 @@ export class Ingester {
     let m = this.pending.get(key.contest_id);
     if (!m) this.pending.set(key.contest_id, (m = new Map()));
     m.set(q.liquidity_hash, q);
+    this.scheduleFlush();
+  }
+
+  /** A price or size change becomes one tick-history row, written with the venue state (one atomic step). */
+  private addTick(contestId: string, q: NormalizedQuote): void {
+    let rows = this.pendingTicks.get(contestId);
+    if (!rows) this.pendingTicks.set(contestId, (rows = []));
+    rows.push({ ts: q.ts_init, contest_id: contestId, position_hash: q.position_hash, partner_id: q.partner_id, price: q.price, available: q.available, liquidity_hash: q.liquidity_hash, source: q.source });
+    if (++this.pendingTickCount > (this.d.maxPendingTicks ?? MAX_PENDING_TICKS)) this.dropOldestTicks();
+  }
+
+  private dropOldestTicks(): void {
+    // The contest that has waited longest loses its oldest rows first (Map order is insertion order).
+    for (const [contestId, rows] of this.pendingTicks) {
+      const excess = this.pendingTickCount - (this.d.maxPendingTicks ?? MAX_PENDING_TICKS);
+      if (excess <= 0) return;
+      const n = Math.min(excess, rows.length);
+      rows.splice(0, n);
+      this.pendingTickCount -= n;
+      this.ticksDropped += n;
+      if (rows.length === 0) this.pendingTicks.delete(contestId);
+    }
+  }
+
+  /**
+   * Group commit: a change is written at the end of the event-loop turn that brought it (no fixed
+   * delay when idle); changes that arrive while a flush runs wait for it and go in the next one,
+   * so under load each contest's quotes coalesce into one write per round trip.
+   */
+  private scheduleFlush(): void {
+    if (this.flushScheduled || this.stopped || this.d.autoFlush === false) return;
+    this.flushScheduled = true;
+    setImmediate(() => {
+      this.flushScheduled = false;
+      void this.flush();
+    });
   }
 
   /** Quotes remembered in the last-seen map (for tests and metrics). */
@@ -222,34 +277,86 @@ export class Ingester {
    */
   flush(): Promise<boolean> {
     if (this.flushing) return this.flushing;
-    if (this.pending.size === 0) return Promise.resolve(true);
+    if (this.pending.size === 0 && this.pendingTicks.size === 0) return Promise.resolve(true);
     // While Redis is away every write would fail: keep the quotes (latest per hash) and wait.
-    if (!this.d.hot.available) return Promise.resolve(false);
-    const batch = [...this.pending];
+    if (!this.d.hot.available) {
+      this.retryLater();
+      return Promise.resolve(false);
+    }
+    const contests = new Set([...this.pending.keys(), ...this.pendingTicks.keys()]);
+    const batch = [...contests].map((c) => ({ contestId: c, quotes: this.pending.get(c) ?? new Map<string, NormalizedQuote>(), ticks: this.pendingTicks.get(c) ?? [] }));
     this.pending.clear();
+    this.pendingTicks.clear();
+    this.pendingTickCount = 0;
     this.flushing = (async () => {
       let ok = true;
       await Promise.all(
-        batch.map(async ([contestId, quotes]) => {
+        batch.map(async ({ contestId, quotes, ticks }) => {
           try {
-            await this.d.hot.writeQuotes(contestId, [...quotes.values()]);
-            await this.d.producer.enqueue(contestId);
+            const hist: HistAppend[] = ticks.length ? [{ table: 'ticks', rows: JSON.stringify(ticks), hashes: ticks.map((t) => t.liquidity_hash) }] : [];
+            await this.d.hot.writeQuotes(contestId, [...quotes.values()], hist);
             this.quotesFlushed += quotes.size;
           } catch (err) {
             ok = false;
-            // Put them back: the next flush retries (newer quotes for a hash win).
-            const m = this.pending.get(contestId) ?? new Map<string, NormalizedQuote>();
-            for (const [h, q] of quotes) if (!m.has(h)) m.set(h, q);
-            this.pending.set(contestId, m);
+            this.putBack(contestId, quotes, ticks);
             this.d.log.warn({ err, contest_id: contestId }, 'writing venue state failed; will retry');
+            return;
+          }
+          // The venue state is stored: a failed enqueue only delays the recomputation (the next
+          // change, or the retry of this one, queues it; a lost job is recomputed by the next).
+          try {
+            if (quotes.size) await this.d.producer.enqueue(contestId);
+          } catch (err) {
+            ok = false;
+            this.requeue.add(contestId);
+            this.d.log.warn({ err, contest_id: contestId }, 'queueing the recomputation failed; will retry');
           }
         }),
       );
       return ok;
     })().finally(() => {
       this.flushing = null;
+      if (this.pending.size || this.pendingTicks.size) this.scheduleFlush();
+    });
+    void this.flushing.then((ok) => {
+      if (!ok) this.retryLater();
     });
     return this.flushing;
+  }
+
+  /** Contests whose venue state is stored but whose recomputation could not be queued yet. */
+  private readonly requeue = new Set<string>();
+
+  private putBack(contestId: string, quotes: Map<string, NormalizedQuote>, ticks: TickRow[]): void {
+    // Newer quotes for a hash win; older tick rows go before the newer ones.
+    const m = this.pending.get(contestId) ?? new Map<string, NormalizedQuote>();
+    for (const [h, q] of quotes) if (!m.has(h)) m.set(h, q);
+    if (m.size) this.pending.set(contestId, m);
+    if (ticks.length) {
+      this.pendingTicks.set(contestId, [...ticks, ...(this.pendingTicks.get(contestId) ?? [])]);
+      this.pendingTickCount += ticks.length;
+      if (this.pendingTickCount > (this.d.maxPendingTicks ?? MAX_PENDING_TICKS)) this.dropOldestTicks();
+    }
+  }
+
+  private retryLater(): void {
+    if (this.retryTimer || this.stopped || this.d.autoFlush === false) return;
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = null;
+      void this.retryRequeue().then(() => this.flush());
+    }, RETRY_FLUSH_MS);
+    this.retryTimer.unref();
+  }
+
+  private async retryRequeue(): Promise<void> {
+    for (const c of [...this.requeue]) {
+      try {
+        await this.d.producer.enqueue(c);
+        this.requeue.delete(c);
+      } catch {
+        return this.retryLater();
+      }
+    }
   }
 
   private acceptTrade(t: NormalizedTrade): void {
@@ -271,16 +378,22 @@ export class Ingester {
     }
     this.d.trades?.trades([r.print]);
     const event = JSON.stringify({ type: 'trades', contest_id: key.contest_id, trades: [r.print], timestamp: new Date(this.d.now()).toISOString() });
-    void this.d.bus.publish({ channel: 'trades', contest_id: key.contest_id, league_id: this.d.leagueOf(key.contest_id), event }).catch(() => undefined);
+    const leagueId = this.d.leagueOf(key.contest_id);
+    // The print and its history row go into the log in one step.
+    this.d.hot
+      .append(key.contest_id, [{ channel: 'trades', league_id: leagueId, event }], [{ table: 'trades', rows: JSON.stringify([r.print]) }])
+      .then(() => this.d.bus.publish({ channel: 'trades', contest_id: key.contest_id, league_id: leagueId, event }))
+      .catch((err) => this.d.log.warn({ err, contest_id: key.contest_id, venue_trade_id: t.venue_trade_id }, 'recording a trade print failed'));
   }
 
   private async acceptState(rec: GameStateRecord): Promise<void> {
     const now = this.d.now();
     const obj = toContestState(rec, now);
     try {
-      await this.d.hot.setContestState(rec.contest_id, JSON.stringify(obj));
       const event = JSON.stringify({ type: 'contest_state.update', contest_id: rec.contest_id, state: obj.state, refreshed_at: obj.refreshed_at, timestamp: new Date(now).toISOString() });
-      await this.d.bus.publish({ channel: 'contest_state', contest_id: rec.contest_id, league_id: this.d.leagueOf(rec.contest_id), event });
+      const leagueId = this.d.leagueOf(rec.contest_id);
+      await this.d.hot.setContestState(rec.contest_id, JSON.stringify(obj), [{ channel: 'contest_state', league_id: leagueId, event }]);
+      await this.d.bus.publish({ channel: 'contest_state', contest_id: rec.contest_id, league_id: leagueId, event });
       if (isClosedGameStatus(rec.state.game_status)) {
         await this.closeContest(rec.contest_id);
         this.d.onFinal?.(rec.contest_id);
@@ -291,11 +404,13 @@ export class Ingester {
   }
 
   async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.retryTimer) clearTimeout(this.retryTimer);
     for (const t of this.timers) clearInterval(t);
     for (const u of this.unsubs) u();
     // A flush already under way answers for itself only: quotes that arrived during it wait for the
     // next one. Flush until nothing is pending, or until Redis refuses (they cannot be written now).
-    while ((await this.flush()) && this.pending.size > 0);
+    while ((await this.flush()) && (this.pending.size > 0 || this.pendingTicks.size > 0));
     await Promise.all(this.d.adapters.map((a) => a.close().catch(() => undefined)));
   }
 }

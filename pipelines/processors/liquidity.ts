@@ -20,6 +20,30 @@ import type { Keyspace } from '../../src/store/redis/client.js';
 import type { HotState } from '../../src/store/redis/hot.js';
 import type { ComputePool } from '../compute-pool.js';
 import { QUEUE_NAMES, queueOptions, type JobMap } from '../queues.js';
+import type { HistAppend, LogAppend } from '../../src/store/redis/eventlog.js';
+
+/** The stream events a computation implies: liquidity.update and ticks, split into chunks. */
+export function streamEvents(contestId: string, leagueId: string | null, out: LiquidityJobOutput, now: number): LogAppend[] {
+  const timestamp = new Date(now).toISOString();
+  const events: LogAppend[] = [];
+  if (out.changed.length) {
+    for (const part of chunk(out.changed)) {
+      events.push({ channel: 'liquidity', league_id: leagueId, event: JSON.stringify({ type: 'liquidity.update', contest_id: contestId, changed_entries: part, refresh_required: false, timestamp }) });
+    }
+  }
+  if (out.ticks.length) {
+    for (const part of chunk(out.ticks)) {
+      events.push({ channel: 'ticks', league_id: leagueId, event: JSON.stringify({ type: 'ticks', contest_id: contestId, ticks: part, timestamp }) });
+    }
+  }
+  return events;
+}
+
+/** Consensus prices that changed, as price_points history rows (a null consensus is no point). */
+export function consensusHistory(contestId: string, points: LiquidityJobOutput['consensus'], now: number): HistAppend[] {
+  const rows = points.filter((p) => p.price !== null).map((p) => ({ ts: now, contest_id: contestId, position_hash: p.position_hash, price: p.price }));
+  return rows.length ? [{ table: 'points', rows: JSON.stringify(rows) }] : [];
+}
 
 /** Where computed history goes (ClickHouse writers); the pipeline never waits on it. */
 export interface HistorySink {
@@ -126,30 +150,24 @@ export class LiquidityProcessor {
     }
     const positions: PositionInput[] = meta.positions.map((p) => ({ ...p, quotes: byPosition.get(p.position_hash) ?? [] }));
     const out = await this.d.compute.liquidity({ input: { contest_id: contestId, positions, now_ms: now }, prevJson: state.snapshot });
-    const written = await this.d.hot.writeComputed(contestId, state.version, out.positionsJson, out.snapshotJson, out.depth);
+    const events = streamEvents(contestId, meta.leagueId, out, now);
+    // The state and the events and history rows it implies land in one atomic step: a crash after
+    // it loses nothing (gateways and the history writer read the log), a crash before it leaves the
+    // job to run again.
+    const written = await this.d.hot.writeComputed(contestId, state.version, out.positionsJson, out.snapshotJson, out.depth, {
+      events,
+      hist: consensusHistory(contestId, out.consensus, now),
+      outliers: out.outliers,
+    });
     this.processed++;
     if (!written) return; // a newer job already stored a newer state; its events supersede ours
-    await this.publish(contestId, meta.leagueId, out, now);
+    await this.publish(contestId, events);
     if (out.changedTicks.length) this.d.history?.ticks(contestId, out.changedTicks, out.changed, now);
     if (out.consensus.length) this.d.history?.consensus(contestId, out.consensus, now);
   }
 
-  private async publish(contestId: string, leagueId: string | null, out: LiquidityJobOutput, now: number): Promise<void> {
-    const timestamp = new Date(now).toISOString();
-    const sends: Promise<unknown>[] = [];
-    if (out.changed.length) {
-      for (const part of chunk(out.changed)) {
-        const event = JSON.stringify({ type: 'liquidity.update', contest_id: contestId, changed_entries: part, refresh_required: false, timestamp });
-        sends.push(this.d.bus.publish({ channel: 'liquidity', contest_id: contestId, league_id: leagueId, event }));
-      }
-    }
-    if (out.ticks.length) {
-      for (const part of chunk(out.ticks)) {
-        const event = JSON.stringify({ type: 'ticks', contest_id: contestId, ticks: part, timestamp });
-        sends.push(this.d.bus.publish({ channel: 'ticks', contest_id: contestId, league_id: leagueId, event }));
-      }
-    }
-    await Promise.all(sends);
+  private async publish(contestId: string, events: LogAppend[]): Promise<void> {
+    await Promise.all(events.map((e) => this.d.bus.publish({ channel: e.channel, contest_id: contestId, league_id: e.league_id, event: e.event })));
   }
 
   /** Drops cached positions of a contest (after a catalog change). */

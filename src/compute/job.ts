@@ -35,6 +35,8 @@ export interface LiquidityJobOutput {
   changedTicks: TickEntry[];
   /** Consensus prices that changed (history points). */
   consensus: ConsensusPoint[];
+  /** Liquidity hashes flagged as outliers now (ingest marks their next ticks in history with it). */
+  outliers: string[];
   positions: number;
 }
 
@@ -86,6 +88,9 @@ export function runLiquidityJob(job: LiquidityJobInput): LiquidityJobOutput {
     changed: changedTicks.map(toChangedEntry),
     changedTicks,
     consensus,
+    outliers: Object.values(result.snapshot.quotes)
+      .filter((q) => q.outlier)
+      .map((q) => q.liquidity_hash),
     positions: result.positions.length,
   };
 }

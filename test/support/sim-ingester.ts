@@ -1,6 +1,6 @@
 /**
  * An Ingester over the simulator's venues on a test stack, flushed only when a test says so
- * (flushMs of a minute), with its producer; stop() stops both.
+ * (autoFlush off), with its producer; stop() stops both.
  */
 import { pino } from 'pino';
 import { Ingester } from '../../pipelines/ingest/ingester.js';
@@ -22,7 +22,7 @@ export function simIngester(s: TestStack, market: SimMarket, hot: HotState, now:
     leagueOf: () => null,
     marketOf: () => null,
     partnerName: (p) => p,
-    flushMs: 60_000,
+    autoFlush: false,
   });
   return {
     ingester,
