@@ -35,9 +35,22 @@ export interface Config {
   historyIncludeSynthetic: boolean;
   /** How long the hot state of a closed (final or cancelled) contest stays in Redis, seconds. */
   hotRetentionSeconds: number;
+  /**
+   * Event-log retention per contest (docs/stream.md, "Retention"): at least minEvents events or
+   * minAgeSeconds, whichever holds more, never more than maxEvents.
+   */
+  eventLog: { minEvents: number; minAgeSeconds: number; maxEvents: number };
 }
 
 export class ConfigError extends Error {}
+
+/** The resume guarantee clients are promised is the floor: an operator may raise it, not lower it. */
+function eventLogConfig(env: NodeJS.ProcessEnv): Config['eventLog'] {
+  const minEvents = int(env, 'FLOW_EVENT_LOG_MIN_EVENTS', 10_000, 10_000, 1_000_000);
+  const minAgeSeconds = int(env, 'FLOW_EVENT_LOG_MIN_AGE_SECONDS', 300, 300, 86_400);
+  const maxEvents = int(env, 'FLOW_EVENT_LOG_MAX_EVENTS', Math.max(100_000, minEvents), minEvents, 10_000_000);
+  return { minEvents, minAgeSeconds, maxEvents };
+}
 
 /**
  * The service's secrets. None has a built-in value: each comes from its variable or, when that is
@@ -117,5 +130,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, secrets: Secret
     historyRetentionDays: int(env, 'FLOW_HISTORY_RETENTION_DAYS', 0),
     historyIncludeSynthetic: bool(env, 'FLOW_HISTORY_INCLUDE_SYNTHETIC', false),
     hotRetentionSeconds: int(env, 'FLOW_HOT_RETENTION_SECONDS', 3600, 1, 30 * 86_400),
+    eventLog: eventLogConfig(env),
   };
 }

@@ -15,6 +15,7 @@ import { closeContest, partnerNames, routingMaps, seedCatalog } from '../../src/
 import { BusPublisher } from '../../src/store/redis/bus.js';
 import { bumpCatalogVersion } from '../../src/store/redis/catalog-version.js';
 import { HotState } from '../../src/store/redis/hot.js';
+import { logLimits } from '../../src/store/redis/eventlog.js';
 import { createSimAdapters, SimMarket, type SimChurnOptions, type SimContestOpenedEvent } from '../../src/venues/sim/index.js';
 import type { VenueAdapter } from '../../src/venues/types.js';
 import { simEpoch } from '../bootstrap.js';
@@ -48,7 +49,7 @@ export async function startIngest(rt: Runtime, opts: IngestOptions = {}): Promis
   const unknown = rt.config.venues.filter((v) => v !== 'sim');
   if (unknown.length) rt.log.warn({ venues: unknown }, 'no adapter registered for these FLOW_VENUES entries; skipped');
 
-  const hot = new HotState(rt.redis, rt.ks, { closedRetentionMs: rt.config.hotRetentionSeconds * 1000 });
+  const hot = new HotState(rt.redis, rt.ks, { closedRetentionMs: rt.config.hotRetentionSeconds * 1000, logLimits: logLimits(rt.config.eventLog) });
   const producer = new LiquidityProducer(rt.config.redisUrl, rt.ks);
   const bus = new BusPublisher(rt.redis, rt.ks);
   const names = await partnerNames(rt.pool);
@@ -145,7 +146,7 @@ export async function startCompute(rt: Runtime, opts: { history?: HistorySink; t
     redisUrl: rt.config.redisUrl,
     ks: rt.ks,
     pool: rt.pool,
-    hot: new HotState(rt.redis, rt.ks),
+    hot: new HotState(rt.redis, rt.ks, { logLimits: logLimits(rt.config.eventLog) }),
     bus: new BusPublisher(rt.redis, rt.ks),
     compute,
     log: rt.log.child({ role: 'compute' }),

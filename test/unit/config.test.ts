@@ -23,6 +23,13 @@ describe('config', () => {
     const c = loadConfig({ PORT: '9000', STREAM_PORT: '9001', FLOW_ROLES: 'api,gateway', FLOW_VENUES: 'sim, other', FLOW_SIM_SEED: '7', CLICKHOUSE_URL: 'http://ch:8123', FLOW_ADMIN_TOKEN: 's3cret', FLOW_STREAM_MAX_CONNECTIONS_PER_KEY: '5', REDIS_PREFIX: 'x' });
     expect(c).toMatchObject({ port: 9000, streamPort: 9001, roles: ['api', 'gateway'], venues: ['sim', 'other'], simSeed: 7, clickhouseUrl: 'http://ch:8123', adminToken: 's3cret', streamMaxConnectionsPerKey: 5, redisPrefix: 'x' });
   });
+  it('event-log retention: the documented floor by default; may be raised, never lowered below the resume guarantee', () => {
+    expect(loadConfig({}).eventLog).toEqual({ minEvents: 10_000, minAgeSeconds: 300, maxEvents: 100_000 });
+    expect(loadConfig({ FLOW_EVENT_LOG_MIN_EVENTS: '20000', FLOW_EVENT_LOG_MIN_AGE_SECONDS: '600', FLOW_EVENT_LOG_MAX_EVENTS: '50000' }).eventLog).toEqual({ minEvents: 20_000, minAgeSeconds: 600, maxEvents: 50_000 });
+    expect(() => loadConfig({ FLOW_EVENT_LOG_MIN_EVENTS: '5000' })).toThrow(/FLOW_EVENT_LOG_MIN_EVENTS/);
+    expect(() => loadConfig({ FLOW_EVENT_LOG_MIN_AGE_SECONDS: '60' })).toThrow(/FLOW_EVENT_LOG_MIN_AGE_SECONDS/);
+    expect(() => loadConfig({ FLOW_EVENT_LOG_MIN_EVENTS: '20000', FLOW_EVENT_LOG_MAX_EVENTS: '15000' })).toThrow(/FLOW_EVENT_LOG_MAX_EVENTS/);
+  });
   it('has no built-in secret: unset ones come from the secret source, each its own', () => {
     const asked: [string, string][] = [];
     const c = loadConfig({ FLOW_DATA_DIR: '/srv/flow' }, (name, file) => {

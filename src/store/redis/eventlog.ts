@@ -46,6 +46,11 @@ export const LOG_LIMITS: LogLimits = {
   histMax: 200_000,
 };
 
+/** The log limits a deployment's configuration sets (the feed and history caps stay fixed). */
+export function logLimits(c: { minEvents: number; minAgeSeconds: number; maxEvents: number }): LogLimits {
+  return { ...LOG_LIMITS, minEvents: c.minEvents, minAgeMs: c.minAgeSeconds * 1000, maxEvents: c.maxEvents };
+}
+
 /** ClickHouse tables a history entry can target. */
 export type HistTable = 'ticks' | 'points' | 'trades';
 

@@ -117,18 +117,40 @@ for i = 2, #KEYS do redis.call('PEXPIREAT', KEYS[i], at) end
 return at
 `;
 
-type HotRedis = Redis & {
-  flowWriteQuotes(...keysThenArgs: (string | number)[]): Promise<number>;
-  flowWriteComputed(...keysThenArgs: (string | number)[]): Promise<0 | [1, string]>;
-  flowWriteState(...keysThenArgs: (string | number)[]): Promise<number>;
-  flowAppend(...keysThenArgs: (string | number)[]): Promise<string>;
-  flowCloseContest(numKeys: number, ...keysThenRetention: (string | number)[]): Promise<number>;
-};
+/** The write scripts, bound to one connection under names that carry the log limits they were built with. */
+interface HotCommands {
+  writeQuotes(...keysThenArgs: (string | number)[]): Promise<number>;
+  writeComputed(...keysThenArgs: (string | number)[]): Promise<0 | [1, string]>;
+  writeState(...keysThenArgs: (string | number)[]): Promise<number>;
+  append(...keysThenArgs: (string | number)[]): Promise<string>;
+  closeContest(numKeys: number, ...keysThenRetention: (string | number)[]): Promise<number>;
+}
+
+/**
+ * Defines the scripts on a connection once per set of limits (ioredis keeps them per connection and
+ * sends EVALSHA, falling back to EVAL after a Redis restart emptied its script cache).
+ */
+function hotCommands(redis: Redis, limits: LogLimits): HotCommands {
+  const tag = [limits.minEvents, limits.minAgeMs, limits.maxEvents, limits.feedMax, limits.histMax].join('_');
+  const name = (n: string) => `flow${n}_${tag}`;
+  const r = redis as unknown as Record<string, (...a: unknown[]) => Promise<never>>;
+  if (!r[name('Append')]) {
+    const lua = logLua(limits);
+    redis.defineCommand(name('WriteQuotes'), { numberOfKeys: 5, lua: WRITE_QUOTES_LUA(lua) });
+    redis.defineCommand(name('WriteComputed'), { numberOfKeys: 10, lua: WRITE_COMPUTED_LUA(lua) });
+    redis.defineCommand(name('WriteState'), { numberOfKeys: 4, lua: WRITE_STATE_LUA(lua) });
+    redis.defineCommand(name('Append'), { numberOfKeys: 4, lua: APPEND_LUA(lua) });
+    redis.defineCommand(name('CloseContest'), { lua: CLOSE_LUA });
+  }
+  const bind = (n: string) => (...a: unknown[]) => r[name(n)]!.apply(redis, a);
+  return { writeQuotes: bind('WriteQuotes'), writeComputed: bind('WriteComputed'), writeState: bind('WriteState'), append: bind('Append'), closeContest: bind('CloseContest') };
+}
+
 
 export interface HotStateOptions {
   /** How long a closed contest's hot state stays readable (default DEFAULT_HOT_RETENTION_MS). */
   closedRetentionMs?: number;
-  /** Event-log retention (default LOG_LIMITS). The first HotState built on a connection fixes it. */
+  /** Event-log retention (default LOG_LIMITS; FLOW_EVENT_LOG_* in the configuration). */
   logLimits?: LogLimits;
 }
 
@@ -150,7 +172,8 @@ export interface ComputedAppend {
 export type ComputedWrite = false | { lastLiquidityEventId: string | null };
 
 export class HotState {
-  private readonly redis: HotRedis;
+  private readonly redis: Redis;
+  private readonly cmd: HotCommands;
   private readonly log: ReturnType<typeof logKeys>;
 
   readonly closedRetentionMs: number;
@@ -160,17 +183,10 @@ export class HotState {
     private readonly ks: Keyspace,
     opts: HotStateOptions = {},
   ) {
-    this.redis = redis as HotRedis;
+    this.redis = redis;
     this.log = logKeys(ks);
     this.closedRetentionMs = opts.closedRetentionMs ?? DEFAULT_HOT_RETENTION_MS;
-    if (!(this.redis as unknown as Record<string, unknown>).flowAppend) {
-      const lua = logLua(opts.logLimits ?? LOG_LIMITS);
-      this.redis.defineCommand('flowWriteQuotes', { numberOfKeys: 5, lua: WRITE_QUOTES_LUA(lua) });
-      this.redis.defineCommand('flowWriteComputed', { numberOfKeys: 10, lua: WRITE_COMPUTED_LUA(lua) });
-      this.redis.defineCommand('flowWriteState', { numberOfKeys: 4, lua: WRITE_STATE_LUA(lua) });
-      this.redis.defineCommand('flowAppend', { numberOfKeys: 4, lua: APPEND_LUA(lua) });
-      this.redis.defineCommand('flowCloseContest', { lua: CLOSE_LUA });
-    }
+    this.cmd = hotCommands(redis, opts.logLimits ?? LOG_LIMITS);
   }
 
   /** Whether commands would be sent now (a command client refuses them while Redis is away). */
@@ -203,7 +219,7 @@ export class HotState {
     for (const q of quotes) args.push(q.liquidity_hash, JSON.stringify(q));
     const h = histArgs(hist);
     return Number(
-      await this.redis.flowWriteQuotes(this.k('closed', contestId), this.log.hist, this.k('vq', contestId), this.k('vqv', contestId), this.log.outliers(contestId), args.length, ...args, h.length, ...h),
+      await this.cmd.writeQuotes(this.k('closed', contestId), this.log.hist, this.k('vq', contestId), this.k('vqv', contestId), this.log.outliers(contestId), args.length, ...args, h.length, ...h),
     );
   }
 
@@ -230,7 +246,7 @@ export class HotState {
     const ev = eventArgs(log.events ?? []);
     const hist = histArgs(log.hist ?? []);
     const outliers = log.outliers ?? [];
-    const res = await this.redis.flowWriteComputed(
+    const res = await this.cmd.writeComputed(
       this.k('closed', contestId),
       this.log.feed,
       this.log.hist,
@@ -263,7 +279,7 @@ export class HotState {
   async append(contestId: string, events: readonly LogAppend[], hist: readonly HistAppend[] = []): Promise<string | null> {
     const ev = eventArgs(events);
     const h = histArgs(hist);
-    const id = await this.redis.flowAppend(this.k('closed', contestId), this.log.feed, this.log.hist, this.log.events(contestId), contestId, ev.length, ...ev, h.length, ...h);
+    const id = await this.cmd.append(this.k('closed', contestId), this.log.feed, this.log.hist, this.log.events(contestId), contestId, ev.length, ...ev, h.length, ...h);
     return id || null;
   }
 
@@ -296,7 +312,7 @@ export class HotState {
   /** Stores a contest's game state and appends its events (contest_state.update) in one atomic step. */
   async setContestState(contestId: string, stateJson: string, events: readonly LogAppend[] = []): Promise<void> {
     const ev = eventArgs(events);
-    await this.redis.flowWriteState(this.k('closed', contestId), this.log.feed, this.k('state', contestId), this.log.events(contestId), stateJson, contestId, ev.length, ...ev);
+    await this.cmd.writeState(this.k('closed', contestId), this.log.feed, this.k('state', contestId), this.log.events(contestId), stateJson, contestId, ev.length, ...ev);
   }
 
   /**
@@ -305,7 +321,7 @@ export class HotState {
    */
   async closeContest(contestId: string): Promise<number> {
     const keys = [this.k('closed', contestId), ...HOT_KINDS.map((kind) => this.k(kind, contestId))];
-    return Number(await this.redis.flowCloseContest(keys.length, ...keys, this.closedRetentionMs));
+    return Number(await this.cmd.closeContest(keys.length, ...keys, this.closedRetentionMs));
   }
 
   /** When the closed contest's hot state expires (Redis ms), or null while it is open. */

@@ -79,10 +79,9 @@ describe('resume reads', () => {
 
 describe('retention', () => {
   it('keeps at least minEvents, drops older-than-minAge heads beyond them, and never exceeds maxEvents', async () => {
-    const r = s.rt.redis.duplicate();
-    const r2 = s.rt.redis.duplicate();
-    try {
-      // A connection of its own: the first HotState on a connection fixes the script's limits.
+    const r = s.rt.redis;
+    const r2 = s.rt.redis;
+    {
       const small = new HotState(r, s.rt.ks, { logLimits: { minEvents: 5, minAgeMs: 0, maxEvents: 50, feedMax: 1000, histMax: 1000 } });
       const c = 'c-retention';
       for (let i = 0; i < 12; i++) await small.append(c, [ticks(i)]);
@@ -98,9 +97,6 @@ describe('retention', () => {
       expect(await r.xlen(logKeys(s.rt.ks).events(c2))).toBe(15);
       for (let i = 0; i < 40; i++) await young.append(c2, [ticks(i)]);
       expect(await r.xlen(logKeys(s.rt.ks).events(c2))).toBe(20);
-    } finally {
-      r.disconnect();
-      r2.disconnect();
     }
   });
 });
