@@ -13,7 +13,9 @@
  *    vig the one-sided raw prices brought in and keeps home + away = 1.
  *
  * Outliers, withheld quotes and unusable quotes are filtered out by the caller (contest.ts), so the
- * mean here only sees robust inputs.
+ * mean here only sees robust inputs. Stale quotes are filtered here: on a member that any fresh
+ * quote prices they are dropped (a deep stale book would otherwise outweigh a thin fresh one), and
+ * only a member priced by stale quotes alone falls back to them.
  */
 import { devigMultiplicative } from './devig.js';
 
@@ -38,7 +40,11 @@ export const MIN_WEIGHT_USD = 100;
 export const MAX_WEIGHT_USD = 100_000;
 /** Weight factor of a raw (un-devigged) price from a venue that does not price the whole group. */
 export const ONE_SIDED_WEIGHT = 0.5;
-/** Weight factor of a stale quote: it only matters when nothing fresh prices the member. */
+/**
+ * Weight factor of a stale quote. Stale quotes only ever price a member nothing fresh prices, so
+ * within the member it cancels out; it scales the member's reported weight, so a consensus resting
+ * on stale quotes counts for little in the ladder fit.
+ */
 export const STALE_WEIGHT = 0.1;
 
 /**
@@ -64,8 +70,10 @@ export function groupConsensus(members: readonly (readonly ConsensusQuote[])[]):
   const rows = new Map<string, (ConsensusQuote | undefined)[]>();
   for (let k = 0; k < m; k++) {
     const quotes = members[k];
+    const skipStale = hasFresh(quotes);
     for (let j = 0; j < quotes.length; j++) {
       const q = quotes[j];
+      if (skipStale && q.stale) continue;
       let row = rows.get(q.partner_id);
       if (row === undefined) {
         row = new Array<ConsensusQuote | undefined>(m);
@@ -121,4 +129,9 @@ export function groupConsensus(members: readonly (readonly ConsensusQuote[])[]):
   }
   if (allPriced && total > 0) for (let k = 0; k < m; k++) out[k].price = (out[k].price as number) / total;
   return out;
+}
+
+function hasFresh(quotes: readonly ConsensusQuote[]): boolean {
+  for (let j = 0; j < quotes.length; j++) if (!quotes[j].stale) return true;
+  return false;
 }

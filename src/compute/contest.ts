@@ -26,7 +26,8 @@ import type {
 } from './types.js';
 import { withheldMask } from './withholding.js';
 
-/** Per-position intermediate state, one slot per quote where it is an array. */
+/** Per-position intermediate state, one slot per quote where it is an array. `stale` is the
+ *  quote's `is_stale` everywhere it appears (partner_liquidities, ticks, changed entries). */
 interface PositionWork {
   withheld: boolean[];
   stale: boolean[];
@@ -62,13 +63,15 @@ export function computeContest(input: ContestInput, prev?: ContestSnapshot): Con
     const p = positions[i];
     const quotes = p.quotes;
     const withheld = withheldMask(quotes);
-    const median = realBookMedian(quotes, withheld);
     const stale = new Array<boolean>(quotes.length);
-    const outlier = new Array<boolean>(quotes.length);
+    const outOfMedian = new Array<boolean>(quotes.length);
     for (let j = 0; j < quotes.length; j++) {
       stale[j] = isStaleAt(quotes[j], cutoffs);
-      outlier[j] = !withheld[j] && isOutlier(quotes[j].price, median);
+      outOfMedian[j] = withheld[j] || stale[j];
     }
+    const median = realBookMedian(quotes, outOfMedian);
+    const outlier = new Array<boolean>(quotes.length);
+    for (let j = 0; j < quotes.length; j++) outlier[j] = !withheld[j] && isOutlier(quotes[j].price, median);
     work[i] = { withheld, stale, outlier, median, consensus: null, consensusWeight: 0, line: null, distribution: null };
     let group = groups.get(p.group_key);
     if (group === undefined) groups.set(p.group_key, (group = []));
@@ -130,6 +133,7 @@ export function computeContest(input: ContestInput, prev?: ContestSnapshot): Con
       const q = quotes[j];
       const oddsText = americanOdds(q.price);
       const fees = feePacket(q.price, q.fee);
+      const stale = w.stale[j];
       liquidities.push({
         partner_id: q.partner_id,
         partner_name: q.partner_name,
@@ -138,6 +142,8 @@ export function computeContest(input: ContestInput, prev?: ContestSnapshot): Con
         available: q.available,
         liquidity_hash: q.liquidity_hash,
         fee_packet: fees,
+        as_of: q.as_of,
+        is_stale: stale,
       });
       if (consensus !== null) edges.push({ partner_id: q.partner_id, edge: round6(consensus - q.price) });
       // Matches what a practice order accepts: a tradable price with at least USD 1 behind it.
@@ -151,13 +157,14 @@ export function computeContest(input: ContestInput, prev?: ContestSnapshot): Con
         available: q.available,
         liquidity_hash: q.liquidity_hash,
         fee_packet: fees,
+        as_of: q.as_of,
+        is_stale: stale,
         position_hash: p.position_hash,
-        actionable: isActionable(q.price, q.available, w.stale[j]),
+        actionable: isActionable(q.price, q.available, stale),
         buy_id: buyId(q.liquidity_hash, q.ts_event),
         source: q.source,
         outlier: w.outlier[j],
         median: w.median,
-        as_of: q.as_of,
       };
       snapshotQuotes[q.liquidity_hash] = tick;
       const before = prevQuotes !== undefined && Object.hasOwn(prevQuotes, q.liquidity_hash) ? prevQuotes[q.liquidity_hash] : undefined;

@@ -17,3 +17,6 @@ export { tickReason, shouldSendTick, buyId, removalTick, SHRINK_ALERT_USD } from
 export type { StaleCutoffs } from './quotes.js';
 export type { QuoteTop, TickReason } from './ticks.js';
 export { withheldMask } from './withholding.js';
+export { liquidityDigest } from './digest.js';
+export { quoteChanges, runLiquidityJob } from './job.js';
+export type { ChangedEntry, ConsensusPoint, LiquidityJobInput, LiquidityJobOutput, QuoteChanges } from './job.js';

@@ -2,7 +2,9 @@
  * One liquidity job as the worker thread runs it: compute the contest, then do the serialization and
  * diffing on the worker too, so the pipeline thread only moves strings to Redis and the bus.
  */
+import type { LiquidityChangedEntry } from '../domain/stream.js';
 import { computeContest } from './contest.js';
+import { liquidityDigest } from './digest.js';
 import type { ContestInput, ContestSnapshot, TickEntry } from './types.js';
 
 export interface LiquidityJobInput {
@@ -11,12 +13,8 @@ export interface LiquidityJobInput {
   prevJson: string | null;
 }
 
-export interface ChangedEntry {
-  liquidity_hash: string;
-  partner_id: string;
-  price: number;
-  available: number;
-}
+/** A changed_entries item of liquidity.update. */
+export type ChangedEntry = LiquidityChangedEntry;
 
 export interface ConsensusPoint {
   position_hash: string;
@@ -28,11 +26,16 @@ export interface LiquidityJobOutput {
   snapshotJson: string;
   depth: [string, string][];
   ticks: TickEntry[];
-  /** Every quote whose price or size changed since the previous snapshot (incl. removals at 0). */
+  /** What liquidity.update carries: every quote whose price, size or is_stale changed since the
+   *  previous snapshot (incl. removals at 0). */
   changed: ChangedEntry[];
-  /** The same changes as full tick entries, for price history (every change, not only those the
-   *  tick-sending rule publishes). */
+  /** The price and size changes as full tick entries, for price history (every such change, not
+   *  only those the tick-sending rule publishes; an is_stale flip alone is not one). */
   changedTicks: TickEntry[];
+  /** The REST liquidity answer changed but no entry carries it (e.g. only a consensus moved): the
+   *  liquidity.update to send has no entries and refresh_required true. Never true with `changed`
+   *  non-empty. See liquidityUpdateEvents in src/domain/stream.ts. */
+  refreshRequired: boolean;
   /** Consensus prices that changed (history points). */
   consensus: ConsensusPoint[];
   /** Liquidity hashes flagged as outliers now (ingest marks their next ticks in history with it). */
@@ -40,36 +43,65 @@ export interface LiquidityJobOutput {
   positions: number;
 }
 
-/**
- * Quotes whose price or available differ between two snapshots, as full tick entries; a vanished
- * (or newly withheld) quote reads available 0 at its last price.
- */
-export function changedQuotes(prev: ContestSnapshot | undefined, next: ContestSnapshot, nowIso: string): TickEntry[] {
-  const out: TickEntry[] = [];
+/** The quote changes between two snapshots: price history rows and stream entries. */
+export interface QuoteChanges {
+  /** Quotes whose price or available differ, as full tick entries; a vanished (or newly withheld)
+   *  quote reads available 0 at its last price, confirmed now. */
+  ticks: TickEntry[];
+  /** Those same changes plus every quote whose is_stale flipped, as changed_entries items. */
+  changed: ChangedEntry[];
+}
+
+/** Compares two snapshots quote by quote (see QuoteChanges). A stored quote from before is_stale
+ *  existed reads as fresh. */
+export function quoteChanges(prev: ContestSnapshot | undefined, next: ContestSnapshot, nowIso: string): QuoteChanges {
+  const ticks: TickEntry[] = [];
+  const changed: ChangedEntry[] = [];
   const before = prev?.quotes ?? {};
   for (const h in next.quotes) {
     const q = next.quotes[h]!;
-    const p = before[h];
-    if (!p || p.price !== q.price || p.available !== q.available) out.push(q);
-  }
-  for (const h in before) {
-    if (!(h in next.quotes)) {
-      const p = before[h]!;
-      if (p.available !== 0) out.push({ ...p, available: 0, actionable: false, as_of: nowIso });
+    const p = Object.hasOwn(before, h) ? before[h] : undefined;
+    if (!p || p.price !== q.price || p.available !== q.available) {
+      ticks.push(q);
+      changed.push(toChangedEntry(q));
+    } else if ((p.is_stale ?? false) !== q.is_stale) {
+      changed.push(toChangedEntry(q));
     }
   }
-  return out;
+  for (const h in before) {
+    if (!Object.hasOwn(next.quotes, h)) {
+      const p = before[h]!;
+      if (p.available !== 0) {
+        const gone: TickEntry = { ...p, available: 0, actionable: false, as_of: nowIso, is_stale: false };
+        ticks.push(gone);
+        changed.push(toChangedEntry(gone));
+      }
+    }
+  }
+  return { ticks, changed };
 }
 
-const toChangedEntry = (t: TickEntry): ChangedEntry => ({ liquidity_hash: t.liquidity_hash, partner_id: t.partner_id, price: t.price, available: t.available });
+const toChangedEntry = (t: TickEntry): ChangedEntry => ({
+  liquidity_hash: t.liquidity_hash,
+  partner_id: t.partner_id,
+  price: t.price,
+  available: t.available,
+  as_of: t.as_of,
+  is_stale: t.is_stale,
+});
 
+/** What the hot state keeps between runs, beyond the tick-rule snapshot. */
 interface StoredSnapshot extends ContestSnapshot {
   consensus?: Record<string, number | null>;
+  /** liquidityDigest of the last positionsJson; absent in snapshots older than it. */
+  positions_digest?: number;
 }
 
+/** Computes one contest against its stored snapshot (ignored when it is another contest's). */
 export function runLiquidityJob(job: LiquidityJobInput): LiquidityJobOutput {
-  const prev = job.prevJson ? (JSON.parse(job.prevJson) as StoredSnapshot) : undefined;
-  const result = computeContest(job.input, prev && prev.contest_id === job.input.contest_id ? prev : undefined);
+  const last = job.prevJson ? (JSON.parse(job.prevJson) as StoredSnapshot) : undefined;
+  const prev = last && last.contest_id === job.input.contest_id ? last : undefined;
+  const result = computeContest(job.input, prev);
   const consensusNow: Record<string, number | null> = {};
   const consensus: ConsensusPoint[] = [];
   for (const p of result.positions) {
@@ -78,15 +110,20 @@ export function runLiquidityJob(job: LiquidityJobInput): LiquidityJobOutput {
       consensus.push({ position_hash: p.position_hash, price: p.consensus_price });
     }
   }
-  const stored: StoredSnapshot = { ...result.snapshot, consensus: consensusNow };
-  const changedTicks = changedQuotes(prev, result.snapshot, new Date(job.input.now_ms).toISOString());
+  const positionsJson = JSON.stringify(result.positions);
+  const digest = liquidityDigest(positionsJson);
+  const stored: StoredSnapshot = { ...result.snapshot, consensus: consensusNow, positions_digest: digest };
+  const changes = quoteChanges(prev, result.snapshot, new Date(job.input.now_ms).toISOString());
+  // A first computation (or one after a snapshot without a digest) counts as a changed answer.
+  const answerChanged = prev?.positions_digest !== digest;
   return {
-    positionsJson: JSON.stringify(result.positions),
+    positionsJson,
     snapshotJson: JSON.stringify(stored),
     depth: result.depth.map((d) => [d.position_hash, JSON.stringify(d)]),
     ticks: result.ticks,
-    changed: changedTicks.map(toChangedEntry),
-    changedTicks,
+    changed: changes.changed,
+    changedTicks: changes.ticks,
+    refreshRequired: answerChanged && changes.changed.length === 0,
     consensus,
     outliers: Object.values(result.snapshot.quotes)
       .filter((q) => q.outlier)

@@ -18,15 +18,17 @@ const DISTANCE_EPSILON = 1e-9;
  * Median price of the venues with a real book quoting the position, or null when fewer than
  * MIN_REAL_BOOKS_FOR_MEDIAN do.
  *
- * Counted: quotes not withheld, with real_book, a tradable price and at least USD 1 available.
+ * Counted: quotes not excluded, with real_book, a tradable price and at least USD 1 available.
  * A sportsbook line (no depth) or an emptied book is not a venue "quoting with a real book", so it
  * neither counts toward the three nor moves the median; it is still judged against the median.
+ * `excluded` flags the quotes the caller keeps out: withheld ones, and stale ones (a price not
+ * confirmed within its venue's bound is not evidence of where the market is now).
  */
-export function realBookMedian(quotes: readonly VenueQuote[], withheld: readonly boolean[]): number | null {
+export function realBookMedian(quotes: readonly VenueQuote[], excluded: readonly boolean[]): number | null {
   const prices: number[] = [];
   for (let i = 0; i < quotes.length; i++) {
     const q = quotes[i];
-    if (!withheld[i] && q.real_book && q.available >= MIN_QUOTE_USD && isTradablePrice(q.price)) prices.push(q.price);
+    if (!excluded[i] && q.real_book && q.available >= MIN_QUOTE_USD && isTradablePrice(q.price)) prices.push(q.price);
   }
   if (prices.length < MIN_REAL_BOOKS_FOR_MEDIAN) return null;
   return medianInPlace(prices);

@@ -15,8 +15,10 @@ export function isTradablePrice(price: number): boolean {
   return price > 0 && price < 1;
 }
 
-/** The as_of before which a quote is stale, per source, as unix ms and as canonical ISO text. */
+/** The as_of before which a quote is stale, per source, as unix ms and as canonical ISO text, and
+ *  the clock a quote's own `stale_after_ms` is compared with. */
 export interface StaleCutoffs {
+  now_ms: number;
   streaming: { ms: number; iso: string };
   polling: { ms: number; iso: string };
 }
@@ -25,7 +27,7 @@ export interface StaleCutoffs {
 export function staleCutoffs(nowMs: number, policy: QuoteAgePolicy): StaleCutoffs {
   const s = nowMs - policy.streaming;
   const p = nowMs - policy.polling;
-  return { streaming: { ms: s, iso: isoOrEmpty(s) }, polling: { ms: p, iso: isoOrEmpty(p) } };
+  return { now_ms: nowMs, streaming: { ms: s, iso: isoOrEmpty(s) }, polling: { ms: p, iso: isoOrEmpty(p) } };
 }
 
 function isoOrEmpty(ms: number): string {
@@ -35,9 +37,16 @@ function isoOrEmpty(ms: number): string {
 /** Length of `Date.prototype.toISOString()` output for years 0000-9999, e.g. 2026-01-01T00:00:00.000Z. */
 const CANONICAL_ISO_LENGTH = 24;
 
-/** True when ingest flagged the quote or its as_of is older than the cutoff for its source. */
+/**
+ * True when ingest flagged the quote, or it was not confirmed within its venue's freshness bound
+ * (the clock is past `stale_after_ms`), or, for a quote without that bound, its as_of is older than
+ * the cutoff for its source. The venue's own bound replaces the default policy rather than adding
+ * to it, so a venue whose documented bound is looser than the default is judged by its bound.
+ */
 export function isStaleAt(quote: VenueQuote, cutoffs: StaleCutoffs): boolean {
   if (quote.stale === true) return true;
+  const staleAfter = quote.stale_after_ms;
+  if (staleAfter !== undefined) return cutoffs.now_ms > staleAfter;
   const cutoff = cutoffs[quote.source];
   const asOf = quote.as_of;
   // Canonical UTC ISO strings of equal length sort in time order: compare text, skip the parse.
@@ -49,7 +58,7 @@ export function isStaleAt(quote: VenueQuote, cutoffs: StaleCutoffs): boolean {
   return seen === seen && seen < cutoff.ms;
 }
 
-/** True when ingest flagged the quote or its as_of is older than the policy allows for its source. */
+/** isStaleAt with the cutoffs computed for this one call. */
 export function isStale(quote: VenueQuote, nowMs: number, policy: QuoteAgePolicy): boolean {
   return isStaleAt(quote, staleCutoffs(nowMs, policy));
 }

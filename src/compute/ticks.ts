@@ -54,7 +54,8 @@ export function buyId(liquidityHash: string, tsEvent: number): string {
 /**
  * The tick for a quote that disappeared (or became withheld): its last entry with nothing
  * available. It is a new version, stamped with the compute clock; with the quote gone there is
- * nothing to compare with the median, so outlier is false and median null.
+ * nothing to compare with the median, so outlier is false and median null, and the removal itself
+ * is confirmed now, so it is not stale.
  */
 export function removalTick(last: TickEntry, nowMs: number, nowIso: string): TickEntry {
   return {
@@ -65,5 +66,6 @@ export function removalTick(last: TickEntry, nowMs: number, nowIso: string): Tic
     outlier: false,
     median: null,
     as_of: nowIso,
+    is_stale: false,
   };
 }

@@ -41,6 +41,12 @@ export interface VenueQuote {
   /** Set by ingest when it knows the quote can no longer be trusted (e.g. the venue's stream
    *  dropped); independent of the age rule. */
   stale?: boolean;
+  /**
+   * Unix ms after which the quote counts as unconfirmed (stale): its last confirmation plus the
+   * venue's freshness bound (`quoteStaleAfterMs` in src/venues/freshness.ts). Exactly at it the
+   * quote is still fresh. When absent the default age policy (max_quote_age_ms) judges as_of.
+   */
+  stale_after_ms?: number;
 }
 
 /** One bettable outcome of the contest with every venue quote for it. */
@@ -48,7 +54,8 @@ export interface PositionInput extends PositionDefinition {
   quotes: readonly VenueQuote[];
 }
 
-/** Maximum age of `as_of` per source before a quote counts as stale. */
+/** Maximum age of `as_of` per source before a quote counts as stale, for quotes that carry no
+ *  `stale_after_ms` (their venue's own bound). */
 export interface QuoteAgePolicy {
   streaming: number;
   polling: number;

@@ -8,11 +8,16 @@ import type { FeePacket, QuoteSource } from './quotes.js';
 export const STREAM_CHANNELS = ['liquidity', 'ticks', 'arbitrage', 'signal', 'trades', 'contest_state', 'orders', 'balance'] as const;
 export type StreamChannel = (typeof STREAM_CHANNELS)[number];
 
+/** One changed quote on a liquidity.update: its price and size, and how current it is. */
 export interface LiquidityChangedEntry {
   liquidity_hash: string;
   partner_id: string;
   price: number;
   available: number;
+  /** When the service last confirmed the quote (a removal: when it saw it gone). */
+  as_of: string;
+  /** Not confirmed within its venue's freshness bound; a flip alone is a change. */
+  is_stale: boolean;
 }
 
 export interface LiquidityUpdateEvent {
@@ -33,6 +38,10 @@ export interface PartnerLiquidity {
   liquidity_hash: string;
   /** null when the venue's fee model is unknown. */
   fee_packet: FeePacket | null;
+  /** When the service last confirmed the quote (ISO 8601 UTC). */
+  as_of: string;
+  /** The quote was not confirmed within its venue's freshness bound (or ingest flagged it). */
+  is_stale: boolean;
 }
 
 export interface TickEntry extends PartnerLiquidity {
@@ -42,7 +51,6 @@ export interface TickEntry extends PartnerLiquidity {
   source: QuoteSource;
   outlier: boolean;
   median: number | null;
-  as_of: string;
 }
 
 /** On the bus a ticks event has no seq: seq is per connection, added by the gateway. */
@@ -107,4 +115,23 @@ export function chunk<T>(items: T[], size = MAX_ENTRIES_PER_EVENT): T[][] {
   const out: T[][] = [];
   for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
   return out;
+}
+
+/**
+ * The liquidity.update events of one contest computation, in publish order: the changed entries
+ * split into events of at most MAX_ENTRIES_PER_EVENT, the last one carrying `refresh_required` so a
+ * client applies every entry before it refetches. Nothing changed but a refresh is required (the REST
+ * answer changed in a way no entry carries): one event with no entries. Neither: no event.
+ */
+export function liquidityUpdateEvents(contestId: string, changed: LiquidityChangedEntry[], refreshRequired: boolean, timestamp: string): LiquidityUpdateEvent[] {
+  if (changed.length === 0 && !refreshRequired) return [];
+  const parts = chunk(changed);
+  const last = parts.length - 1;
+  return parts.map((part, i) => ({
+    type: 'liquidity.update',
+    contest_id: contestId,
+    changed_entries: part,
+    refresh_required: refreshRequired && i === last,
+    timestamp,
+  }));
 }

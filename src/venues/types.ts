@@ -307,6 +307,13 @@ export interface VenueCapabilities {
     streaming: boolean;
     /** How often to poll fetchQuotes; null for venues that stream. */
     poll_interval_ms: number | null;
+    /**
+     * Freshness bound: a quote not re-confirmed within this many ms of its ts_init counts as stale
+     * (`is_stale` in REST and stream data). It must exceed the longest gap between two
+     * confirmations of an unchanged quote, which ingest stretches to QUOTE_RECONFIRM_MS (plus one
+     * poll interval for a polling venue); see freshness.ts. null for a venue without quotes.
+     */
+    freshness_ms: number | null;
   };
   depth: boolean;
   orders: {

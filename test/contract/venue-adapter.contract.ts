@@ -11,6 +11,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it, type TestContext } from 'vitest';
 import { VenueError, isVenueError, venueErrorFromJSON } from '../../src/venues/errors.js';
+import { QUOTE_RECONFIRM_MS } from '../../src/venues/freshness.js';
 import type { NormalizedQuote, VenueAdapter, VenueOrder, VenueRejectCode } from '../../src/venues/types.js';
 
 export interface ContractHarness {
@@ -188,11 +189,19 @@ export function venueAdapterContract(name: string, make: () => ContractHarness |
         expect(['cents', 'probability', 'american']).toContain(oc.price_format);
       });
 
-      it('declares polling intervals, connectability and credentials coherently', () => {
+      it('declares polling intervals, freshness bounds, connectability and credentials coherently', () => {
         const { partner, capabilities: c } = a.describe();
         if (c.quotes.streaming) expect(c.quotes.poll_interval_ms).toBeNull();
         if (c.quotes.snapshot && !c.quotes.streaming) expect(c.quotes.poll_interval_ms).toBeGreaterThan(0);
         if (!c.quotes.snapshot) expect(c.quotes.poll_interval_ms).toBeNull();
+        if (c.quotes.snapshot || c.quotes.streaming) {
+          // A bound no longer than ingest's gap between two confirmations of an unchanged quote
+          // would mark a quiet, healthy venue stale.
+          expect(Number.isInteger(c.quotes.freshness_ms)).toBe(true);
+          expect(c.quotes.freshness_ms).toBeGreaterThan(QUOTE_RECONFIRM_MS + (c.quotes.poll_interval_ms ?? 0));
+        } else {
+          expect(c.quotes.freshness_ms).toBeNull();
+        }
         if (partner.internal_book) {
           expect(partner.connectable).toBe(false);
           expect(partner.credential_fields).toEqual([]);

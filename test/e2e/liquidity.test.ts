@@ -60,7 +60,9 @@ describe('consensus through the whole pipeline', () => {
     const o = find(r, over.position_hash);
     expect(o.consensus_price).toBe(expected);
     expect(find(r, under.position_hash).consensus_price).toBe(r6(1 - num / den));
-    expect(quoteOf(o, 'sim_exchange')).toMatchObject({ price: 0.6, available: 10_000 });
+    // Just set, so confirmed within the venue's freshness bound; as_of is when ingest saw it.
+    expect(quoteOf(o, 'sim_exchange')).toMatchObject({ price: 0.6, available: 10_000, is_stale: false });
+    expect(Date.parse(quoteOf(o, 'sim_exchange').as_of)).toBeGreaterThan(Date.now() - 120_000);
     // A polled venue that withdraws its offer reads as an emptied quote, on both sides.
     expect(quoteOf(o, 'sim_sportsbook').available).toBe(0);
     expect(quoteOf(find(r, under.position_hash), 'sim_sportsbook').available).toBe(0);

@@ -171,6 +171,10 @@ export const PartnerLiquidity = Type.Object(
     available: Type.Number({ minimum: 0, description: 'USD at the best level' }),
     liquidity_hash: Type.String(),
     fee_packet: Type.Union([FeePacket, Type.Null()], { description: 'null when the venue publishes no fee schedule (fees unknown, not fee-free)' }),
+    as_of: Timestamp('when the service last confirmed this venue’s quote'),
+    is_stale: Type.Boolean({
+      description: 'true when the venue’s quote was not confirmed within the venue’s freshness bound (docs/pricing.md, "Freshness"); as of the last computation of the contest',
+    }),
   },
   { $id: 'PartnerLiquidity', ...closed },
 );

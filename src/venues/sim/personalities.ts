@@ -126,7 +126,7 @@ export const SIM_PERSONALITIES: Readonly<Record<SimPartnerId, SimPersonality>> =
     ),
     fee: { kind: 'pq', taker_rate: 0.07, maker_rate: 0.0175 },
     capabilities: {
-      quotes: { snapshot: true, streaming: true, poll_interval_ms: null },
+      quotes: { snapshot: true, streaming: true, poll_interval_ms: null, freshness_ms: 30_000 },
       depth: true,
       orders: { place: true, cancel: true, types: ['market', 'limit'], async_fills: false },
       balance: true,
@@ -183,7 +183,7 @@ export const SIM_PERSONALITIES: Readonly<Record<SimPartnerId, SimPersonality>> =
     ),
     fee: { kind: 'pq', taker_rate: 0.02, maker_rate: 0 },
     capabilities: {
-      quotes: { snapshot: true, streaming: true, poll_interval_ms: null },
+      quotes: { snapshot: true, streaming: true, poll_interval_ms: null, freshness_ms: 30_000 },
       depth: true,
       orders: { place: true, cancel: true, types: ['market', 'limit'], async_fills: false },
       balance: true,
@@ -240,7 +240,7 @@ export const SIM_PERSONALITIES: Readonly<Record<SimPartnerId, SimPersonality>> =
     ),
     fee: { kind: 'none' },
     capabilities: {
-      quotes: { snapshot: true, streaming: false, poll_interval_ms: 5000 },
+      quotes: { snapshot: true, streaming: false, poll_interval_ms: 5000, freshness_ms: 35_000 },
       depth: true,
       orders: { place: true, cancel: false, types: ['market'], async_fills: false },
       balance: true,
@@ -296,7 +296,7 @@ export const SIM_PERSONALITIES: Readonly<Record<SimPartnerId, SimPersonality>> =
     ),
     fee: { kind: 'flat_pct', taker_pct: 1, maker_pct: 0 },
     capabilities: {
-      quotes: { snapshot: true, streaming: false, poll_interval_ms: 3000 },
+      quotes: { snapshot: true, streaming: false, poll_interval_ms: 3000, freshness_ms: 30_000 },
       depth: true,
       orders: { place: true, cancel: false, types: ['market'], async_fills: true },
       balance: true,
@@ -349,7 +349,7 @@ export const SIM_PERSONALITIES: Readonly<Record<SimPartnerId, SimPersonality>> =
     ),
     fee: { kind: 'unknown' },
     capabilities: {
-      quotes: { snapshot: true, streaming: false, poll_interval_ms: 10_000 },
+      quotes: { snapshot: true, streaming: false, poll_interval_ms: 10_000, freshness_ms: 50_000 },
       depth: false,
       orders: { place: false, cancel: false, types: [], async_fills: false },
       balance: false,
@@ -403,7 +403,7 @@ export const SIM_PERSONALITIES: Readonly<Record<SimPartnerId, SimPersonality>> =
     ),
     fee: { kind: 'none' },
     capabilities: {
-      quotes: { snapshot: false, streaming: false, poll_interval_ms: null },
+      quotes: { snapshot: false, streaming: false, poll_interval_ms: null, freshness_ms: null },
       depth: false,
       orders: { place: true, cancel: false, types: ['market'], async_fills: false },
       // The practice wallet is the service's own ledger (balance_source svc_wallet).

@@ -236,6 +236,7 @@ describe('HistoryWriter', () => {
       outlier: true,
       median: 0.4,
       as_of: new Date(T0 + 1234).toISOString(),
+      is_stale: false,
     };
     w.ticks(c, [entry], [], T0);
     w.consensus(c, [{ position_hash: entry.position_hash, price: 0.41 }, { position_hash: 'ignored', price: null }], T0 + 5);

@@ -46,13 +46,32 @@ describe('groupConsensus (hand-computed example, docs/pricing.md)', () => {
     expect((h.price as number) + (a.price as number)).toBeCloseTo(1, 12);
   });
 
-  it('down-weights a stale venue to a tenth', () => {
-    // V2 stale: weight 5. home = (20·26/51 + 5·55/102)/25 = (10.19607843 + 2.69607843)/25 = 0.51568627
-    const [h] = groupConsensus([
-      [cq('v1', 0.52, 900), cq('v2', 0.55, 2500, true)],
-      [cq('v1', 0.5, 400), cq('v2', 0.47, 2500, true)],
+  it('ignores a stale venue on a member a fresh one prices, however deep the stale book', () => {
+    // V2 stale is dropped: home = V1 devigged alone = 26/51 = 0.50980392, weight w(400) = 20.
+    const [h, a] = groupConsensus([
+      [cq('v1', 0.52, 900), cq('v2', 0.55, 100_000, true)],
+      [cq('v1', 0.5, 400), cq('v2', 0.47, 100_000, true)],
     ]);
-    expect(h.price).toBeCloseTo(0.5156862745, 9);
+    expect(h.price).toBeCloseTo(26 / 51, 12);
+    expect(a.price).toBeCloseTo(25 / 51, 12);
+    expect(h.weight).toBeCloseTo(20, 12);
+  });
+
+  it('falls back to stale quotes on a member nothing fresh prices, at a tenth of the weight', () => {
+    // away: only V2 (stale) → one-sided raw 0.47, weight 0.5·50·0.1 = 2.5; home: V1 fresh only
+    // (V2 dropped there), one-sided 0.52 at 0.5·30 = 15. Σ 0.99 → 0.52/0.99, 0.47/0.99.
+    const [h, a] = groupConsensus([[cq('v1', 0.52, 900), cq('v2', 0.55, 2500, true)], [cq('v2', 0.47, 2500, true)]]);
+    expect(h.price).toBeCloseTo(0.52 / 0.99, 12);
+    expect(a.price).toBeCloseTo(0.47 / 0.99, 12);
+    expect(h.weight).toBeCloseTo(15, 12);
+    expect(a.weight).toBeCloseTo(2.5, 12);
+  });
+
+  it('a group priced by stale quotes alone is devigged like a fresh one, at a tenth of the weight', () => {
+    const [h, a] = groupConsensus([[cq('v2', 0.55, 2500, true)], [cq('v2', 0.47, 2500, true)]]);
+    expect(h.price).toBeCloseTo(55 / 102, 12);
+    expect(a.price).toBeCloseTo(47 / 102, 12);
+    expect(h.weight).toBeCloseTo(5, 12);
   });
 
   it('one-sided venues on both members are devigged across venues by the renormalization', () => {

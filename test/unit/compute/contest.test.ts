@@ -78,6 +78,8 @@ describe('computeContest: consensus, outliers, edges', () => {
       liquidity_hash: 'v1:h',
       // 0.52 + 0.07·0.52·0.48 = 0.537472; 0.52 + 0.0175·0.2496 = 0.524368; 100·0.07·0.48 = 3.36; 100·0.0175·0.48 = 0.84
       fee_packet: { taker_price: 0.537472, maker_price: 0.524368, taker_fee: 3.36, maker_fee: 0.84 },
+      as_of: '2026-03-01T11:59:59.000Z',
+      is_stale: false,
     });
     expect(home.partner_liquidities[2].fee_packet).toBeNull();
     expect(home.partner_liquidities[3].american_odds).toBe('-400');
@@ -110,6 +112,7 @@ describe('computeContest: consensus, outliers, edges', () => {
       outlier: false,
       median: 0.545,
       as_of: '2026-03-01T11:59:59.000Z',
+      is_stale: false,
     });
   });
 
@@ -121,6 +124,33 @@ describe('computeContest: consensus, outliers, edges', () => {
       ['v3', 0.54, 1600],
       ['v4', 0.8, 900],
     ]);
+  });
+});
+
+describe('computeContest: stale quotes in the median and the consensus', () => {
+  // Three fresh real books at 0.50-0.52 and a deep stale one at 0.60.
+  const quotes = (staleAfter: number) => [
+    quote('v1', 0.5, 1_000, { liquidity_hash: 'v1:h' }),
+    quote('v2', 0.51, 1_000, { liquidity_hash: 'v2:h' }),
+    quote('v3', 0.52, 1_000, { liquidity_hash: 'v3:h' }),
+    quote('v4', 0.6, 100_000, { liquidity_hash: 'v4:h', stale_after_ms: staleAfter }),
+  ];
+  const one = (staleAfter: number) => computeContest(contest([position('ph', quotes(staleAfter), { group_key: 'solo' })]));
+
+  it('a stale quote moves neither the median nor the consensus while fresh quotes price the position', () => {
+    const stale = one(NOW_MS - 1);
+    expect(stale.ticks.map((t) => t.median)).toEqual([0.51, 0.51, 0.51, 0.51]);
+    // Raw one-member mean of v1..v3, equal weights: 0.51.
+    expect(stale.positions[0].consensus_price).toBe(0.51);
+    const fresh = one(NOW_MS);
+    expect(fresh.ticks[0].median).toBe(0.515);
+    expect(fresh.positions[0].consensus_price).not.toBe(0.51);
+  });
+
+  it('stale quotes still price a position nothing fresh quotes', () => {
+    const r = computeContest(contest([position('ph', [quote('v4', 0.6, 100_000, { stale_after_ms: NOW_MS - 1 })], { group_key: 'solo' })]));
+    expect(r.positions[0].consensus_price).toBe(0.6);
+    expect(r.positions[0].partner_liquidities[0].is_stale).toBe(true);
   });
 });
 
@@ -312,6 +342,41 @@ describe('computeContest: ticks across runs', () => {
     const r = run([quote('a', 0.5, 5_000, { as_of: '2026-03-01T11:58:00.000Z' })]);
     expect(r.ticks[0].actionable).toBe(false);
     expect(r.positions[0].paper_bettable).toBe(true);
+  });
+
+  it('marks is_stale on partner_liquidities and ticks once the clock passes stale_after_ms', () => {
+    const quotes = [quote('a', 0.5, 5_000, { liquidity_hash: 'a:1', stale_after_ms: NOW_MS - 1 }), quote('b', 0.51, 5_000, { liquidity_hash: 'b:1', stale_after_ms: NOW_MS })];
+    const r = run(quotes);
+    expect(r.positions[0].partner_liquidities.map((l) => [l.liquidity_hash, l.is_stale, l.as_of])).toEqual([
+      ['a:1', true, '2026-03-01T11:59:59.000Z'],
+      ['b:1', false, '2026-03-01T11:59:59.000Z'],
+    ]);
+    expect(r.ticks.map((t) => [t.liquidity_hash, t.is_stale, t.actionable])).toEqual([
+      ['a:1', true, false],
+      ['b:1', false, true],
+    ]);
+  });
+
+  it('a quote without stale_after_ms is judged by the default age policy', () => {
+    const r = run([quote('a', 0.5, 5_000, { as_of: '2026-03-01T11:58:00.000Z' }), quote('b', 0.51, 5_000)]);
+    expect(r.positions[0].partner_liquidities.map((l) => l.is_stale)).toEqual([true, false]);
+  });
+
+  it('a stale flip alone sends no tick (the tick-sending rule looks at price and size)', () => {
+    const first = run(base());
+    const q = base();
+    q[0] = { ...q[0], stale_after_ms: NOW_MS - 1 };
+    const second = run(q, first.snapshot);
+    expect(second.ticks).toEqual([]);
+    expect(second.snapshot.quotes['a:1'].is_stale).toBe(true);
+  });
+
+  it('a removal tick is confirmed now, so not stale', () => {
+    const q = base();
+    q[1] = { ...q[1], stale_after_ms: NOW_MS - 1 };
+    const first = run(q);
+    const second = run(base().slice(0, 1), first.snapshot);
+    expect(second.ticks).toEqual([expect.objectContaining({ liquidity_hash: 'b:1', available: 0, is_stale: false })]);
   });
 
   it('refuses a snapshot of another contest', () => {

@@ -20,6 +20,16 @@ describe('isStale', () => {
 
   it('honours the ingest flag', () => {
     expect(isStale(quote('a', 0.5, 10, { stale: true }), NOW_MS, policy)).toBe(true);
+    expect(isStale(quote('a', 0.5, 10, { stale: true, stale_after_ms: NOW_MS + 60_000 }), NOW_MS, policy)).toBe(true);
+  });
+
+  it('judges a quote with its venue bound by stale_after_ms alone: stale strictly after it', () => {
+    expect(isStale(quote('a', 0.5, 10, { stale_after_ms: NOW_MS }), NOW_MS, policy)).toBe(false);
+    expect(isStale(quote('a', 0.5, 10, { stale_after_ms: NOW_MS - 1 }), NOW_MS, policy)).toBe(true);
+    // The venue's bound replaces the default age policy both ways: a 90 s old polled quote is
+    // fresh under a 100 s bound, a 1 s old one stale once its bound has passed.
+    expect(isStale(quote('a', 0.5, 10, { as_of: '2026-03-01T11:58:30.000Z', stale_after_ms: NOW_MS + 10_000 }), NOW_MS, policy)).toBe(false);
+    expect(isStale(quote('a', 0.5, 10, { as_of: '2026-03-01T11:59:59.000Z', stale_after_ms: NOW_MS - 500 }), NOW_MS, policy)).toBe(true);
   });
 });
 
