@@ -2,7 +2,11 @@
  * Ingest: venue adapters → normalized quotes, trades and game state → Redis venue state, coalesced
  * per contest → one pending liquidity job per contest. Streaming venues push; polling venues are
  * fetched on their declared interval and only changed quotes go on (unchanged ones are re-confirmed
- * every REFRESH_MS so they do not read as stale).
+ * every REFRESH_MS so they do not read as stale). A streaming venue that can also answer a snapshot
+ * is re-read every REFRESH_MS too: a venue sends nothing for a quote that did not change, and the
+ * snapshot is what confirms it. Each stored quote carries when it stops counting as confirmed
+ * (its venue's freshness bound), and a contest whose quote passes that instant unconfirmed is
+ * recomputed then, so `is_stale` shows even when nothing else arrives.
  */
 import { randomUUID } from 'node:crypto';
 import { parsePositionHash } from '../../src/domain/hashes.js';
@@ -14,7 +18,8 @@ import type { BusPublisher } from '../../src/store/redis/bus.js';
 import type { HotState } from '../../src/store/redis/hot.js';
 import type { HistAppend } from '../../src/store/redis/eventlog.js';
 import type { TickRow } from '../../src/domain/history.js';
-import type { GameStateRecord, NormalizedQuote, NormalizedTrade, VenueAdapter } from '../../src/venues/types.js';
+import type { GameStateRecord, NormalizedQuote, NormalizedTrade, StoredQuote, VenueAdapter } from '../../src/venues/types.js';
+import { freshnessByVenue, QUOTE_RECONFIRM_MS, quoteStaleAfterMs } from '../../src/venues/freshness.js';
 import { toContestState } from '../../src/venues/types.js';
 import type { LiquidityProducer } from '../producers/liquidity.js';
 
@@ -49,7 +54,9 @@ export interface IngesterDeps {
   maxSeen?: number;
 }
 
-const REFRESH_MS = 20_000;
+const REFRESH_MS = QUOTE_RECONFIRM_MS;
+/** How often due staleness checks run. */
+const STALE_CHECK_MS = 1_000;
 /** After a flush Redis refused, the next attempt (a changed quote also triggers one). */
 const RETRY_FLUSH_MS = 100;
 const MAX_PENDING_TICKS = 200_000;
@@ -60,6 +67,7 @@ const MARKER_TTL_MS = 60_000;
 const MAX_SEEN = 500_000;
 
 interface Seen {
+  partner: string;
   price: number;
   available: number;
   at: number;
@@ -68,7 +76,11 @@ interface Seen {
 }
 
 export class Ingester {
-  private readonly pending = new Map<string, Map<string, NormalizedQuote>>();
+  private readonly pending = new Map<string, Map<string, StoredQuote>>();
+  /** partner_id → freshness bound (ms) of the venues that quote. */
+  private readonly freshness: Map<string, number>;
+  /** Second (unix s) → contests with a quote that stops counting as confirmed in that second. */
+  private readonly staleDue = new Map<number, Set<string>>();
   /** Every price or size change per contest since the last flush: tick history keeps each one. */
   private readonly pendingTicks = new Map<string, TickRow[]>();
   private pendingTickCount = 0;
@@ -96,7 +108,9 @@ export class Ingester {
   /** Tick-history rows dropped because Redis stayed out of reach past maxPendingTicks. */
   ticksDropped = 0;
 
-  constructor(private readonly d: IngesterDeps) {}
+  constructor(private readonly d: IngesterDeps) {
+    this.freshness = freshnessByVenue(d.adapters.map((a) => a.describe()));
+  }
 
   async start(): Promise<void> {
     // The marker first: what is written from here on is what a data loss would take away.
@@ -110,8 +124,9 @@ export class Ingester {
       if (caps.quotes.snapshot) {
         // A first snapshot for every venue, then polling where the venue does not stream.
         await this.poll(a);
-        if (!caps.quotes.streaming && caps.quotes.poll_interval_ms) {
-          const t = setInterval(() => void this.poll(a), caps.quotes.poll_interval_ms);
+        const every = caps.quotes.streaming ? REFRESH_MS : caps.quotes.poll_interval_ms;
+        if (every) {
+          const t = setInterval(() => void this.poll(a), every);
           t.unref();
           this.timers.push(t);
         }
@@ -122,6 +137,9 @@ export class Ingester {
     const watch = setInterval(() => void this.watchForDataLoss(), MARKER_CHECK_MS);
     watch.unref();
     this.timers.push(watch);
+    const stale = setInterval(() => void this.recomputeStale(), STALE_CHECK_MS);
+    stale.unref();
+    this.timers.push(stale);
   }
 
   /**
@@ -194,12 +212,13 @@ export class Ingester {
     if (!this.closed.has(key.contest_id)) {
       if (!bySeen) this.lastSeen.set(key.contest_id, (bySeen = new Map()));
       if (!seen) this.seenCount++;
-      bySeen.set(q.liquidity_hash, { price: q.price, available: q.available, at: q.ts_init, levels, side: q.venue_side_key });
+      bySeen.set(q.liquidity_hash, { partner: q.partner_id, price: q.price, available: q.available, at: q.ts_init, levels, side: q.venue_side_key });
       if (this.seenCount > (this.d.maxSeen ?? MAX_SEEN)) this.evictOldestSeen(key.contest_id);
     }
     let m = this.pending.get(key.contest_id);
     if (!m) this.pending.set(key.contest_id, (m = new Map()));
-    m.set(q.liquidity_hash, q);
+    const staleAfter = quoteStaleAfterMs(q.ts_init, this.freshness.get(q.partner_id) ?? null);
+    m.set(q.liquidity_hash, staleAfter === undefined ? q : { ...q, stale_after_ms: staleAfter });
     this.scheduleFlush();
   }
 
@@ -284,7 +303,7 @@ export class Ingester {
       return Promise.resolve(false);
     }
     const contests = new Set([...this.pending.keys(), ...this.pendingTicks.keys()]);
-    const batch = [...contests].map((c) => ({ contestId: c, quotes: this.pending.get(c) ?? new Map<string, NormalizedQuote>(), ticks: this.pendingTicks.get(c) ?? [] }));
+    const batch = [...contests].map((c) => ({ contestId: c, quotes: this.pending.get(c) ?? new Map<string, StoredQuote>(), ticks: this.pendingTicks.get(c) ?? [] }));
     this.pending.clear();
     this.pendingTicks.clear();
     this.pendingTickCount = 0;
@@ -296,6 +315,7 @@ export class Ingester {
             const hist: HistAppend[] = ticks.length ? [{ table: 'ticks', rows: JSON.stringify(ticks), hashes: ticks.map((t) => t.liquidity_hash) }] : [];
             await this.d.hot.writeQuotes(contestId, [...quotes.values()], hist);
             this.quotesFlushed += quotes.size;
+            this.noteStaleDue(contestId, quotes.values());
           } catch (err) {
             ok = false;
             this.putBack(contestId, quotes, ticks);
@@ -324,12 +344,57 @@ export class Ingester {
     return this.flushing;
   }
 
+  private noteStaleDue(contestId: string, quotes: Iterable<StoredQuote>): void {
+    for (const q of quotes) {
+      if (q.stale_after_ms === undefined) continue;
+      const second = Math.floor(q.stale_after_ms / 1000) + 1;
+      let set = this.staleDue.get(second);
+      if (!set) this.staleDue.set(second, (set = new Set()));
+      set.add(contestId);
+    }
+  }
+
+  /**
+   * Contests with a quote due to go stale: those where one really was not re-confirmed in time get
+   * a new venue-state version (so the recomputation may store its result) and a job, which marks
+   * the quote `is_stale` in REST and sends the flip to stream clients.
+   */
+  private async recomputeStale(): Promise<void> {
+    const nowS = Math.floor(this.d.now() / 1000);
+    const due = new Set<string>();
+    for (const [second, contests] of this.staleDue) {
+      if (second > nowS) continue;
+      this.staleDue.delete(second);
+      for (const c of contests) due.add(c);
+    }
+    const now = this.d.now();
+    for (const contestId of due) {
+      const seen = this.lastSeen.get(contestId);
+      if (!seen) continue;
+      let stale = false;
+      for (const q of seen.values()) {
+        const bound = this.freshness.get(q.partner);
+        if (bound !== undefined && q.at + bound <= now) {
+          stale = true;
+          break;
+        }
+      }
+      if (!stale) continue;
+      try {
+        await this.d.hot.writeQuotes(contestId, []);
+        await this.d.producer.enqueue(contestId);
+      } catch (err) {
+        this.d.log.warn({ err, contest_id: contestId }, 'recomputing a contest with stale quotes failed; its next change will');
+      }
+    }
+  }
+
   /** Contests whose venue state is stored but whose recomputation could not be queued yet. */
   private readonly requeue = new Set<string>();
 
-  private putBack(contestId: string, quotes: Map<string, NormalizedQuote>, ticks: TickRow[]): void {
+  private putBack(contestId: string, quotes: Map<string, StoredQuote>, ticks: TickRow[]): void {
     // Newer quotes for a hash win; older tick rows go before the newer ones.
-    const m = this.pending.get(contestId) ?? new Map<string, NormalizedQuote>();
+    const m = this.pending.get(contestId) ?? new Map<string, StoredQuote>();
     for (const [h, q] of quotes) if (!m.has(h)) m.set(h, q);
     if (m.size) this.pending.set(contestId, m);
     if (ticks.length) {

@@ -10,9 +10,9 @@ import { Worker, type Job } from 'bullmq';
 import { LRUCache } from 'lru-cache';
 import type { VenueQuote, PositionInput } from '../../src/compute/types.js';
 import type { LiquidityJobOutput } from '../../src/compute/job.js';
-import { chunk, type TickEntry } from '../../src/domain/stream.js';
+import { chunk, liquidityUpdateEvents, type TickEntry } from '../../src/domain/stream.js';
 import type { Logger } from '../../src/log.js';
-import type { NormalizedQuote } from '../../src/venues/types.js';
+import type { StoredQuote } from '../../src/venues/types.js';
 import { contestLeague, partnerNames, positionsOfContest, type PositionDefinition } from '../../src/store/pg/catalog.js';
 import type { Pool } from '../../src/store/pg/pool.js';
 import type { BusPublisher } from '../../src/store/redis/bus.js';
@@ -25,12 +25,7 @@ import type { HistAppend, LogAppend } from '../../src/store/redis/eventlog.js';
 /** The stream events a computation implies: liquidity.update and ticks, split into chunks. */
 export function streamEvents(contestId: string, leagueId: string | null, out: LiquidityJobOutput, now: number): LogAppend[] {
   const timestamp = new Date(now).toISOString();
-  const events: LogAppend[] = [];
-  if (out.changed.length) {
-    for (const part of chunk(out.changed)) {
-      events.push({ channel: 'liquidity', league_id: leagueId, event: JSON.stringify({ type: 'liquidity.update', contest_id: contestId, changed_entries: part, refresh_required: false, timestamp }) });
-    }
-  }
+  const events: LogAppend[] = liquidityUpdateEvents(contestId, out.changed, out.refreshRequired, timestamp).map((e) => ({ channel: 'liquidity', league_id: leagueId, event: JSON.stringify(e) }));
   if (out.ticks.length) {
     for (const part of chunk(out.ticks)) {
       events.push({ channel: 'ticks', league_id: leagueId, event: JSON.stringify({ type: 'ticks', contest_id: contestId, ticks: part, timestamp }) });
@@ -127,7 +122,7 @@ export class LiquidityProcessor {
 
   private async process(job: Job<JobMap['liquidity']>): Promise<void> {
     const contestId = job.data.contest_id;
-    const [meta, state] = await Promise.all([this.contestMeta(contestId), this.d.hot.readVenueState<NormalizedQuote>(contestId)]);
+    const [meta, state] = await Promise.all([this.contestMeta(contestId), this.d.hot.readVenueState<StoredQuote>(contestId)]);
     const now = this.d.now();
     const byPosition = new Map<string, VenueQuote[]>();
     for (const q of state.quotes) {
@@ -146,6 +141,7 @@ export class LiquidityProcessor {
         as_of: new Date(q.ts_init).toISOString(),
         ts_event: q.ts_event,
         real_book: q.real_book,
+        stale_after_ms: q.stale_after_ms,
       });
     }
     const positions: PositionInput[] = meta.positions.map((p) => ({ ...p, quotes: byPosition.get(p.position_hash) ?? [] }));

@@ -53,6 +53,12 @@ export interface NormalizedQuote {
   ts_init: number;
 }
 
+/** A quote as ingest stores it in the venue state: plus when it stops counting as confirmed. */
+export interface StoredQuote extends NormalizedQuote {
+  /** ts_init + the venue's freshness bound (absent for a venue that declares none). */
+  stale_after_ms?: number;
+}
+
 export type TakerAction = 'buy' | 'sell';
 
 /** A trade print as a venue published it, joined to our position. */

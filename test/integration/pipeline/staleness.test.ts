@@ -1,0 +1,96 @@
+/**
+ * Freshness (issue 9 item 3): a venue whose quotes are not confirmed within its freshness bound is
+ * marked stale in REST data and the flip reaches the stream, even when nothing else arrives for the
+ * contest: the ingester schedules the recomputation itself. Real Redis, the simulator frozen, the
+ * clock moved by the test.
+ */
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ComputePool } from '../../../pipelines/compute-pool.js';
+import { LiquidityProcessor } from '../../../pipelines/processors/liquidity.js';
+import { BusPublisher } from '../../../src/store/redis/bus.js';
+import { logKeys } from '../../../src/store/redis/eventlog.js';
+import { HotState } from '../../../src/store/redis/hot.js';
+import { buildSimCatalog, SimMarket } from '../../../src/venues/sim/index.js';
+import { simIngester } from '../../support/sim-ingester.js';
+import { startStack, type TestStack } from '../../support/stack.js';
+
+const NOW = Date.now();
+let s: TestStack;
+beforeAll(async () => {
+  s = await startStack({ catalog: buildSimCatalog(7, NOW) });
+});
+afterAll(async () => s?.close());
+
+interface Entry {
+  partner_id: string;
+  liquidity_hash: string;
+  is_stale: boolean;
+}
+const entries = (json: string | null): Entry[] => (json ? (JSON.parse(json) as { partner_liquidities: Entry[] }[]).flatMap((p) => p.partner_liquidities) : []);
+
+async function waitFor<T>(read: () => Promise<T>, ok: (v: T) => boolean, ms = 15_000): Promise<T> {
+  const until = Date.now() + ms;
+  let v = await read();
+  while (!ok(v) && Date.now() < until) {
+    await new Promise((r) => setTimeout(r, 50));
+    v = await read();
+  }
+  return v;
+}
+
+describe('a venue that stops confirming its quotes', () => {
+  it('is marked stale in REST liquidity and in a liquidity.update, with no other change arriving', async () => {
+    const market = new SimMarket({ seed: 7, now: NOW });
+    market.freeze(true);
+    let t = NOW;
+    const hot = new HotState(s.rt.redis, s.rt.ks);
+    const { ingester, stop } = simIngester(s, market, hot, () => t);
+    const compute = new ComputePool(1);
+    const processor = new LiquidityProcessor({
+      redisUrl: s.env.REDIS_URL!,
+      ks: s.rt.ks,
+      pool: s.rt.pool,
+      hot,
+      bus: new BusPublisher(s.rt.redis, s.rt.ks),
+      compute,
+      log: pino({ level: 'silent' }),
+      now: () => t,
+    });
+    try {
+      await ingester.start();
+      await ingester.flush();
+      const contest = market.catalog.contests.find((c) => c.status === 'open')!.id;
+      const streaming = (e: Entry) => e.partner_id === 'sim_exchange';
+      const fresh = await waitFor(
+        () => hot.liquidity(contest),
+        (j) => entries(j).some(streaming),
+      );
+      expect(entries(fresh).filter(streaming).length).toBeGreaterThan(0);
+      expect(entries(fresh).filter(streaming).every((e) => !e.is_stale)).toBe(true);
+      const lastBefore = await s.rt.redis.xrevrange(logKeys(s.rt.ks).events(contest), '+', '-', 'COUNT', 1);
+
+      // Past sim_exchange's 30 s bound: the frozen venue sent nothing since, so nothing confirmed it.
+      t += 31_000;
+      const stale = await waitFor(
+        () => hot.liquidity(contest),
+        (j) => entries(j).filter(streaming).every((e) => e.is_stale),
+      );
+      expect(entries(stale).filter(streaming).every((e) => e.is_stale)).toBe(true);
+
+      // The flip went out as a liquidity.update whose entries say is_stale.
+      const after = await s.rt.redis.xrange(logKeys(s.rt.ks).events(contest), lastBefore[0] ? `(${lastBefore[0][0]}` : '-', '+');
+      const flips = after
+        .map(([, f]) => JSON.parse(f[f.indexOf('e') + 1]!) as { type: string; changed_entries?: Entry[] })
+        .filter((e) => e.type === 'liquidity.update')
+        .flatMap((e) => e.changed_entries ?? [])
+        .filter(streaming);
+      expect(flips.length).toBeGreaterThan(0);
+      expect(flips.every((e) => e.is_stale)).toBe(true);
+    } finally {
+      await stop();
+      await processor.close();
+      await compute.close();
+    }
+  });
+});
