@@ -21,6 +21,7 @@ import type { HotState } from '../../src/store/redis/hot.js';
 import type { ComputePool } from '../compute-pool.js';
 import { QUEUE_NAMES, queueOptions, type JobMap } from '../queues.js';
 import type { HistAppend, LogAppend } from '../../src/store/redis/eventlog.js';
+import { failpoint } from '../../src/failpoints.js';
 
 /** The stream events a computation implies: liquidity.update and ticks, split into chunks. */
 export function streamEvents(contestId: string, leagueId: string | null, out: LiquidityJobOutput, now: number): LogAppend[] {
@@ -147,6 +148,7 @@ export class LiquidityProcessor {
     const positions: PositionInput[] = meta.positions.map((p) => ({ ...p, quotes: byPosition.get(p.position_hash) ?? [] }));
     const out = await this.d.compute.liquidity({ input: { contest_id: contestId, positions, now_ms: now }, prevJson: state.snapshot });
     const events = streamEvents(contestId, meta.leagueId, out, now);
+    failpoint('compute.before-store');
     // The state and the events and history rows it implies land in one atomic step: a crash after
     // it loses nothing (gateways and the history writer read the log), a crash before it leaves the
     // job to run again.
@@ -155,6 +157,7 @@ export class LiquidityProcessor {
       hist: consensusHistory(contestId, out.consensus, now),
       outliers: out.outliers,
     });
+    failpoint('compute.after-store');
     this.processed++;
     if (!written) return; // a newer job already stored a newer state; its events supersede ours
     await this.publish(contestId, events);

@@ -35,7 +35,8 @@ export async function startService(extraEnv: Record<string, string> = {}, reuse?
     LOG_LEVEL: 'info',
     ...extraEnv,
   };
-  const [cmd, argv] = flowCommand(['all']);
+  // `flow all` runs every role whatever FLOW_ROLES says; `flow start` honours it.
+  const [cmd, argv] = flowCommand([env.FLOW_ROLES ? 'start' : 'all']);
   const child = spawn(cmd, argv, { cwd: ROOT, env: { ...process.env, ...env } });
   const logs: Record<string, unknown>[] = [];
   let stderr = '';
@@ -61,7 +62,8 @@ export async function startService(extraEnv: Record<string, string> = {}, reuse?
     throw err;
   });
   const apiLog = logs.find((l) => l.msg === 'api listening') as { url: string } | undefined;
-  const port = Number(new URL(apiLog!.url).port);
+  // A process without the api role (FLOW_ROLES=compute, say) has no port to report.
+  const port = apiLog ? Number(new URL(apiLog.url).port) : 0;
   const gw = logs.find((l) => l.msg === 'stream gateway listening') as { url?: string } | undefined;
   const database = new URL(env.DATABASE_URL!).pathname.slice(1);
   const stop = async (signal: NodeJS.Signals = 'SIGTERM'): Promise<number | null> => {
