@@ -28,8 +28,6 @@ import { startApi } from '../cli/roles/api.js';
 import { startGatewayRole } from '../cli/roles/gateway.js';
 import { startCompute, startIngest } from '../cli/roles/market.js';
 import type { Runtime } from '../cli/runtime.js';
-import { prepareHistoryStore } from '../src/store/clickhouse/schema.js';
-import { HistoryWriter } from '../src/store/clickhouse/writer.js';
 import { createKey } from '../src/store/pg/keys.js';
 import { HotState } from '../src/store/redis/hot.js';
 import { benchRuntime, sleep } from './support/stack.js';
@@ -115,16 +113,12 @@ export default async function run(args: string[]): Promise<void> {
   const stops: (() => Promise<void>)[] = [];
   try {
     // The roles in the order and wiring of `flow all` (cli/flow.ts startRoles).
-    await prepareHistoryStore(rt.clickhouse(), { retentionDays: rt.config.historyRetentionDays });
-    const history = new HistoryWriter(rt.clickhouse(), { metrics: rt.metrics, log: rt.log.child({ component: 'history' }) });
-    stops.push(() => history.close());
     const ingest = await startIngest(rt, {
-      trades: history,
       simIntervalMs: 50,
       simChurn: { every_ms: Number(values['churn-every-ms']), lead_ms: Number(values['lead-ms']), duration_ms: Number(values['duration-ms']) },
     });
     stops.push(() => ingest.stop());
-    const compute = await startCompute(rt, { history });
+    const compute = await startCompute(rt, { history: true });
     stops.push(() => compute.stop());
     const api = await startApi(rt, [liquidityRoutes(new HotState(rt.redis, rt.ks)), historyRoutes, simRoutes(ingest.sim!)]);
     stops.push(() => api.stop());

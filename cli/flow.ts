@@ -17,8 +17,6 @@ import { liquidityRoutes } from '../api/rest/liquidity/routes.js';
 import { simRoutes } from '../api/rest/sim/routes.js';
 import { HotState } from '../src/store/redis/hot.js';
 import { historyRoutes } from '../api/rest/history/routes.js';
-import { prepareHistoryStore } from '../src/store/clickhouse/schema.js';
-import { HistoryWriter } from '../src/store/clickhouse/writer.js';
 import { runHistoryCommand } from './history.js';
 import { startApi } from './roles/api.js';
 import { startGatewayRole } from './roles/gateway.js';
@@ -38,17 +36,11 @@ async function startRoles(rt: Runtime, roles: Role[]): Promise<Running[]> {
   const running: Running[] = [];
   const has = (r: Role) => roles.includes(r);
   let ingest: IngestRole | null = null;
-  // One history writer per process, shared by compute (ticks, consensus) and ingest (trades); it is
-  // stopped last so everything the pipeline produced before shutdown is flushed.
-  let history: HistoryWriter | null = null;
-  if (has('ingest') || has('compute')) {
-    await prepareHistoryStore(rt.clickhouse(), { retentionDays: rt.config.historyRetentionDays });
-    history = new HistoryWriter(rt.clickhouse(), { metrics: rt.metrics, log: rt.log.child({ component: 'history' }) });
-    const writer = history;
-    running.push({ name: 'history-writer', stop: () => writer.close() });
-  }
-  if (has('ingest')) running.push((ingest = await startIngest(rt, { trades: history ?? undefined })));
-  if (has('compute')) running.push(await startCompute(rt, { history: history ?? undefined }));
+  // Ingest and compute append history rows to the event log in Redis with the state they describe;
+  // the compute role also runs the history writer that moves them into ClickHouse (one active per
+  // deployment, the others standing by).
+  if (has('ingest')) running.push((ingest = await startIngest(rt)));
+  if (has('compute')) running.push(await startCompute(rt, { history: true }));
   if (has('api')) {
     const plugins: RoutePlugin[] = [liquidityRoutes(new HotState(rt.redis, rt.ks)), historyRoutes];
     if (ingest?.sim) plugins.push(simRoutes(ingest.sim));

@@ -7,10 +7,12 @@ import { Counter } from 'prom-client';
 import { scrapedCounter } from '../../src/metrics.js';
 import { ComputePool } from '../../pipelines/compute-pool.js';
 import { Ingester } from '../../pipelines/ingest/ingester.js';
-import { LiquidityProcessor, type HistorySink } from '../../pipelines/processors/liquidity.js';
+import { HistoryConsumer, type HistoryConsumerOptions } from '../../pipelines/history/consumer.js';
+import { LiquidityProcessor } from '../../pipelines/processors/liquidity.js';
 import { LiquidityProducer } from '../../pipelines/producers/liquidity.js';
 import type { SimControl } from '../../api/rest/sim/routes.js';
 import { StoreUnavailable } from '../../src/errors.js';
+import { prepareHistoryStore } from '../../src/store/clickhouse/schema.js';
 import { closeContest, partnerNames, routingMaps, seedCatalog } from '../../src/store/pg/catalog.js';
 import { BusPublisher } from '../../src/store/redis/bus.js';
 import { bumpCatalogVersion } from '../../src/store/redis/catalog-version.js';
@@ -19,7 +21,6 @@ import { logLimits } from '../../src/store/redis/eventlog.js';
 import { createSimAdapters, SimMarket, type SimChurnOptions, type SimContestOpenedEvent } from '../../src/venues/sim/index.js';
 import type { VenueAdapter } from '../../src/venues/types.js';
 import { simEpoch } from '../bootstrap.js';
-import type { TradeSink } from '../../pipelines/ingest/ingester.js';
 import type { Runtime } from '../runtime.js';
 
 export interface IngestRole {
@@ -30,7 +31,6 @@ export interface IngestRole {
 }
 
 export interface IngestOptions {
-  trades?: TradeSink;
   simIntervalMs?: number;
   /** Soak runs: the simulator keeps opening and settling contests (off by default). */
   simChurn?: SimChurnOptions;
@@ -79,7 +79,6 @@ export async function startIngest(rt: Runtime, opts: IngestOptions = {}): Promis
     leagueOf: (c) => routes.leagueOf.get(c) ?? null,
     marketOf: (p) => routes.marketOf.get(p) ?? null,
     partnerName: (p) => names.get(p) ?? p,
-    trades: opts.trades,
     onFinal: (contestId) => {
       // A contest the simulator opened at run time leaves the routing maps with it (the world's stay).
       const opened = openedPositions.get(contestId);
@@ -137,10 +136,19 @@ export async function startIngest(rt: Runtime, opts: IngestOptions = {}): Promis
 export interface ComputeRole {
   name: 'compute';
   processor: LiquidityProcessor;
+  /** The history writer, when this process runs one (it stands by while another process holds its lease). */
+  history: HistoryConsumer | null;
   stop(): Promise<void>;
 }
 
-export async function startCompute(rt: Runtime, opts: { history?: HistorySink; threads?: number } = {}): Promise<ComputeRole> {
+export interface ComputeOptions {
+  threads?: number;
+  /** Also run the history writer: the history log in Redis → ClickHouse (options for tests and benches). */
+  history?: boolean | Partial<Pick<HistoryConsumerOptions, 'leaseMs' | 'lingerMs' | 'maxBatchRows'>>;
+}
+
+export async function startCompute(rt: Runtime, opts: ComputeOptions = {}): Promise<ComputeRole> {
+  if (opts.history) await prepareHistoryStore(rt.clickhouse(), { retentionDays: rt.config.historyRetentionDays });
   const compute = new ComputePool(opts.threads ?? 1);
   const processor = new LiquidityProcessor({
     redisUrl: rt.config.redisUrl,
@@ -151,16 +159,29 @@ export async function startCompute(rt: Runtime, opts: { history?: HistorySink; t
     compute,
     log: rt.log.child({ role: 'compute' }),
     now: () => rt.clock.now(),
-    history: opts.history,
   });
   scrapedCounter(rt.metrics, 'flow_liquidity_jobs_total', 'Contest liquidity recomputations finished', () => processor.processed);
-  rt.log.info({ role: 'compute' }, 'compute running');
+  let history: HistoryConsumer | null = null;
+  if (opts.history) {
+    history = new HistoryConsumer({
+      redis: rt.redis,
+      redisUrl: rt.config.redisUrl,
+      ks: rt.ks,
+      clickhouse: rt.clickhouse(),
+      log: rt.log.child({ component: 'history' }),
+      metrics: rt.metrics,
+      ...(opts.history === true ? {} : opts.history),
+    }).start();
+  }
+  rt.log.info({ role: 'compute', history: history !== null }, 'compute running');
   return {
     name: 'compute',
     processor,
+    history,
     async stop() {
       await processor.close();
       await compute.close();
+      await history?.stop();
     },
   };
 }

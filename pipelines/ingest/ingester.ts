@@ -11,7 +11,6 @@
 import { randomUUID } from 'node:crypto';
 import { parsePositionHash } from '../../src/domain/hashes.js';
 import { isClosedGameStatus } from '../../src/domain/lifecycle.js';
-import type { TradePrint } from '../../src/domain/stream.js';
 import { normalizeVenueTrade } from '../../src/domain/trades.js';
 import type { Logger } from '../../src/log.js';
 import type { BusPublisher } from '../../src/store/redis/bus.js';
@@ -22,10 +21,6 @@ import type { GameStateRecord, NormalizedQuote, NormalizedTrade, StoredQuote, Ve
 import { freshnessByVenue, QUOTE_RECONFIRM_MS, quoteStaleAfterMs } from '../../src/venues/freshness.js';
 import { toContestState } from '../../src/venues/types.js';
 import type { LiquidityProducer } from '../producers/liquidity.js';
-
-export interface TradeSink {
-  trades(prints: TradePrint[]): void;
-}
 
 export interface IngesterDeps {
   adapters: VenueAdapter[];
@@ -39,7 +34,6 @@ export interface IngesterDeps {
   partnerName: (partnerId: string) => string;
   /** Position → its market id (router_market_id on trade prints). */
   marketOf: (positionHash: string) => string | null;
-  trades?: TradeSink;
   /** A contest closed (game_status final or cancelled). */
   onFinal?: (contestId: string) => void;
   /**
@@ -441,7 +435,6 @@ export class Ingester {
       this.d.log.warn({ partner_id: t.partner_id, venue_trade_id: t.venue_trade_id, reason: r.reason }, 'trade print dropped');
       return;
     }
-    this.d.trades?.trades([r.print]);
     const event = JSON.stringify({ type: 'trades', contest_id: key.contest_id, trades: [r.print], timestamp: new Date(this.d.now()).toISOString() });
     const leagueId = this.d.leagueOf(key.contest_id);
     // The print and its history row go into the log in one step.

@@ -1,7 +1,8 @@
 /**
  * The compute worker: one BullMQ job per contest → read venue state from Redis → one piscina task
- * (consensus, outliers, withholding, depth, ticks) → compare-and-set the hot snapshot → publish
- * liquidity.update and ticks on the bus → hand ticks and consensus points to the history sink.
+ * (consensus, outliers, withholding, depth, ticks) → compare-and-set the hot snapshot, appending its
+ * events and consensus history rows to the event log in the same step → publish liquidity.update and
+ * ticks on the bus. The history writer (pipelines/history) takes the rows from the log.
  *
  * A job carries only the contest id and always recomputes from the venue state as it is now, so a
  * killed worker loses nothing: BullMQ re-runs the stalled job, or the next change runs a newer one.
@@ -10,7 +11,7 @@ import { Worker, type Job } from 'bullmq';
 import { LRUCache } from 'lru-cache';
 import type { VenueQuote, PositionInput } from '../../src/compute/types.js';
 import type { LiquidityJobOutput } from '../../src/compute/job.js';
-import { chunk, liquidityUpdateEvents, type TickEntry } from '../../src/domain/stream.js';
+import { chunk, liquidityUpdateEvents } from '../../src/domain/stream.js';
 import type { Logger } from '../../src/log.js';
 import type { StoredQuote } from '../../src/venues/types.js';
 import { contestLeague, partnerNames, positionsOfContest, type PositionDefinition } from '../../src/store/pg/catalog.js';
@@ -41,13 +42,6 @@ export function consensusHistory(contestId: string, points: LiquidityJobOutput['
   return rows.length ? [{ table: 'points', rows: JSON.stringify(rows) }] : [];
 }
 
-/** Where computed history goes (ClickHouse writers); the pipeline never waits on it. */
-export interface HistorySink {
-  /** Every quote change of the job (not only those the tick-sending rule publishes). */
-  ticks(contestId: string, ticks: TickEntry[], changed: LiquidityJobOutput['changed'], atMs: number): void;
-  consensus(contestId: string, points: LiquidityJobOutput['consensus'], atMs: number): void;
-}
-
 export interface LiquidityProcessorDeps {
   redisUrl: string;
   ks: Keyspace;
@@ -57,7 +51,6 @@ export interface LiquidityProcessorDeps {
   compute: ComputePool;
   log: Logger;
   now: () => number;
-  history?: HistorySink;
   concurrency?: number;
   /** How long a job's lock lives without renewal: a crashed worker's job runs again after about this. */
   lockMs?: number;
@@ -161,8 +154,6 @@ export class LiquidityProcessor {
     this.processed++;
     if (!written) return; // a newer job already stored a newer state; its events supersede ours
     await this.publish(contestId, events);
-    if (out.changedTicks.length) this.d.history?.ticks(contestId, out.changedTicks, out.changed, now);
-    if (out.consensus.length) this.d.history?.consensus(contestId, out.consensus, now);
   }
 
   private async publish(contestId: string, events: LogAppend[]): Promise<void> {

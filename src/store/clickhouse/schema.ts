@@ -57,6 +57,9 @@ export const RETAINED_TABLES: readonly RetainedTable[] = [
   { table: TABLES.points1m, time: 'minute', partition: 'day' },
 ];
 
+/** Blocks per table whose insert tokens (or, for token-less inserts, data hashes) are remembered (migration 4). */
+export const DEDUP_WINDOW_BLOCKS = 10_000;
+
 export interface Migration {
   version: number;
   name: string;
@@ -193,6 +196,17 @@ export const CLICKHOUSE_MIGRATIONS: Migration[] = [
         SELECT contest_id, position_hash, partner_id, toStartOfMinute(ts) AS minute, synthetic, argMaxState(price, ts) AS close
         FROM ${TABLES.ticks} GROUP BY contest_id, position_hash, partner_id, minute, synthetic`,
     ],
+  },
+  {
+    version: 4,
+    name: 'insert deduplication window on every history table and rollup',
+    // The history log writer (pipelines/history) re-sends a batch whose acknowledgement a crash cut
+    // off, with the same insert_deduplication_token: plain MergeTree only remembers tokens when this
+    // window is above 0. The rollups need it too, or the views would add the re-sent batch's closes
+    // a second time. 10,000 blocks per table: a re-send comes within seconds, a few blocks later.
+    statements: [...HISTORY_TABLES.map((t) => t.table), TABLES.ticks1m, TABLES.points1m].map(
+      (t) => `ALTER TABLE ${t} MODIFY SETTING non_replicated_deduplication_window = ${DEDUP_WINDOW_BLOCKS}`,
+    ),
   },
 ];
 

@@ -71,7 +71,8 @@ interface Batch {
 
 // ---- metrics: one set per registry, labelled by table ------------------------------------------
 
-interface WriterMetrics {
+/** The history write metrics of a registry, shared by the batch writers and the history log writer. */
+export interface WriterMetrics {
   written: Counter<'table'>;
   dropped: Counter<'table' | 'reason'>;
   errors: Counter<'table'>;
@@ -81,7 +82,8 @@ interface WriterMetrics {
 
 const metricsByRegistry = new WeakMap<Registry, WriterMetrics>();
 
-function writerMetrics(registry: Registry): WriterMetrics {
+/** The history write metrics registered on `registry` (created on first use, then shared). */
+export function writerMetrics(registry: Registry): WriterMetrics {
   let m = metricsByRegistry.get(registry);
   if (m) return m;
   const writers = new Set<BatchWriter<unknown>>();
@@ -150,7 +152,8 @@ export function tsvMs(ms: unknown, field: string): string {
 /** ClickHouse error codes that mean "this batch will never be accepted": retrying cannot help. */
 const NON_RETRYABLE_CODES = new Set(['6', '16', '26', '27', '32', '33', '38', '41', '53', '62', '69', '70', '72', '117', '131', '691']);
 
-function isRetryable(err: unknown): boolean {
+/** False for errors that mean ClickHouse will never accept this batch as sent. */
+export function isRetryable(err: unknown): boolean {
   const code = (err as { code?: unknown }).code;
   return !(typeof code === 'string' && NON_RETRYABLE_CODES.has(code));
 }

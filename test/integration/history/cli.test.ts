@@ -41,9 +41,9 @@ afterAll(async () => {
 describe('schema', () => {
   it('migrations run once and record their version', async () => {
     const first = await migrateClickHouse(tch.ch);
-    expect(first).toEqual([1, 2, 3]);
+    expect(first).toEqual([1, 2, 3, 4]);
     expect(await migrateClickHouse(tch.ch)).toEqual([]);
-    expect(await count(tch.ch, `SELECT count() FROM ${TABLES.migrations} FINAL`)).toBe(3);
+    expect(await count(tch.ch, `SELECT count() FROM ${TABLES.migrations} FINAL`)).toBe(4);
     for (const t of ['ticks', 'price_points', 'trades', 'ticks_1m', 'price_points_1m', 'ticks_1m_mv', 'price_points_1m_mv']) {
       expect(await count(tch.ch, 'SELECT count() FROM system.tables WHERE database = currentDatabase() AND name = {t:String}', { t })).toBe(1);
     }
