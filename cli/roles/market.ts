@@ -12,7 +12,6 @@ import { LiquidityProducer } from '../../pipelines/producers/liquidity.js';
 import type { SimControl } from '../../api/rest/sim/routes.js';
 import { StoreUnavailable } from '../../src/errors.js';
 import { closeContest, partnerNames, routingMaps, seedCatalog } from '../../src/store/pg/catalog.js';
-import { BusPublisher } from '../../src/store/redis/bus.js';
 import { bumpCatalogVersion } from '../../src/store/redis/catalog-version.js';
 import { HotState } from '../../src/store/redis/hot.js';
 import { createSimAdapters, SimMarket, type SimChurnOptions, type SimContestOpenedEvent } from '../../src/venues/sim/index.js';
@@ -50,7 +49,6 @@ export async function startIngest(rt: Runtime, opts: IngestOptions = {}): Promis
 
   const hot = new HotState(rt.redis, rt.ks, { closedRetentionMs: rt.config.hotRetentionSeconds * 1000 });
   const producer = new LiquidityProducer(rt.config.redisUrl, rt.ks);
-  const bus = new BusPublisher(rt.redis, rt.ks);
   const names = await partnerNames(rt.pool);
   const routes = await routingMaps(rt.pool);
   const openedPositions = new Map<string, string[]>();
@@ -72,7 +70,6 @@ export async function startIngest(rt: Runtime, opts: IngestOptions = {}): Promis
     adapters,
     hot,
     producer,
-    bus,
     log: rt.log.child({ role: 'ingest' }),
     now: () => rt.clock.now(),
     leagueOf: (c) => routes.leagueOf.get(c) ?? null,
@@ -146,7 +143,6 @@ export async function startCompute(rt: Runtime, opts: { history?: HistorySink; t
     ks: rt.ks,
     pool: rt.pool,
     hot: new HotState(rt.redis, rt.ks),
-    bus: new BusPublisher(rt.redis, rt.ks),
     compute,
     log: rt.log.child({ role: 'compute' }),
     now: () => rt.clock.now(),

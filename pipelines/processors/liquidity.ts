@@ -1,7 +1,8 @@
 /**
  * The compute worker: one BullMQ job per contest → read venue state from Redis → one piscina task
- * (consensus, outliers, withholding, depth, ticks) → compare-and-set the hot snapshot → publish
- * liquidity.update and ticks on the bus → hand ticks and consensus points to the history sink.
+ * (consensus, outliers, withholding, depth, ticks) → compare-and-set the hot snapshot, appending
+ * liquidity.update and ticks to the event log in the same step → hand ticks and consensus points to
+ * the history sink.
  *
  * A job carries only the contest id and always recomputes from the venue state as it is now, so a
  * killed worker loses nothing: BullMQ re-runs the stalled job, or the next change runs a newer one.
@@ -15,7 +16,6 @@ import type { Logger } from '../../src/log.js';
 import type { NormalizedQuote } from '../../src/venues/types.js';
 import { contestLeague, partnerNames, positionsOfContest, type PositionDefinition } from '../../src/store/pg/catalog.js';
 import type { Pool } from '../../src/store/pg/pool.js';
-import type { BusPublisher } from '../../src/store/redis/bus.js';
 import type { Keyspace } from '../../src/store/redis/client.js';
 import type { HotState } from '../../src/store/redis/hot.js';
 import type { ComputePool } from '../compute-pool.js';
@@ -57,7 +57,6 @@ export interface LiquidityProcessorDeps {
   ks: Keyspace;
   pool: Pool;
   hot: HotState;
-  bus: BusPublisher;
   compute: ComputePool;
   log: Logger;
   now: () => number;
@@ -161,13 +160,8 @@ export class LiquidityProcessor {
     });
     this.processed++;
     if (!written) return; // a newer job already stored a newer state; its events supersede ours
-    await this.publish(contestId, events);
     if (out.changedTicks.length) this.d.history?.ticks(contestId, out.changedTicks, out.changed, now);
     if (out.consensus.length) this.d.history?.consensus(contestId, out.consensus, now);
-  }
-
-  private async publish(contestId: string, events: LogAppend[]): Promise<void> {
-    await Promise.all(events.map((e) => this.d.bus.publish({ channel: e.channel, contest_id: contestId, league_id: e.league_id, event: e.event })));
   }
 
   /** Drops cached positions of a contest (after a catalog change). */
