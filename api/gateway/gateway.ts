@@ -98,7 +98,7 @@ export interface GatewayDeps {
 export interface Gateway {
   /** The bound port (the real one when config.streamPort is 0). */
   port: number;
-  /** Stops accepting, closes every client with 1001, drops the bus subscription and frees the slots. */
+  /** Stops accepting, closes every client with 1001, ends the log tail and the bus subscription, frees the slots. */
   stop(): Promise<void>;
 }
 
