@@ -1,6 +1,6 @@
 /**
  * bench ws-fanout: publish → client latency of liquidity events fanned out by the stream gateway
- * (Redis bus → gateway → N subscribed clients of one busy contest), against a bare uWS app.publish
+ * (event log in Redis → gateway → N subscribed clients of one busy contest), against a bare uWS app.publish
  * of the same payloads to the same number of clients (no Redis, no gateway logic), at a load near
  * the raw publisher's capacity.
  *
@@ -21,7 +21,7 @@ import { parseArgs } from 'node:util';
 import { startGatewayRole } from '../cli/roles/gateway.js';
 import { uws } from '../api/gateway/uws.js';
 import { createKey } from '../src/store/pg/keys.js';
-import { BusPublisher } from '../src/store/redis/bus.js';
+import { HotState } from '../src/store/redis/hot.js';
 import { connectWs, type WsClient } from '../test/integration/gateway/ws-client.js';
 import { benchRuntime, sleep } from './support/stack.js';
 import { runIfMain } from './support/main.js';
@@ -205,7 +205,7 @@ export default async function run(args: string[]): Promise<void> {
     const key = await createKey(rt.pool, rt.gate, { plan: 'free', keyType: 'data', environment: 'test' });
     // The gateway role as `flow gateway` starts it, on an ephemeral port.
     gw = await startGatewayRole({ ...rt, config: { ...rt.config, streamPort: 0 } });
-    const bus = new BusPublisher(rt.redis, rt.ks);
+    const hot = new HotState(rt.redis, rt.ks);
 
     // Baseline: the same library with nothing in between: subscribe on open, app.publish.
     const raw = uws.App().ws('/raw', {
@@ -231,7 +231,7 @@ export default async function run(args: string[]): Promise<void> {
     const clients = new ClientGroup(children.map((c) => new ClientProcess(c)));
     const rawUrl = `ws://127.0.0.1:${rawPort}/raw`;
     const publishRaw = (e: string) => void raw.publish('bench', e, false);
-    const publishBus = (e: string) => void bus.publish({ channel: 'liquidity', contest_id: CONTEST, league_id: null, event: e });
+    const publishLog = (e: string) => void hot.append(CONTEST, [{ channel: 'liquidity', league_id: null, event: e }]);
     console.log(
       `bench ws-fanout: ${count} clients on one contest, ${seconds}s measured (+${warmup}s warm-up) per run; clients in ${procs} process(es) ${children.map((c) => c.pid).join(', ')}`,
     );
@@ -252,10 +252,10 @@ export default async function run(args: string[]): Promise<void> {
     const opts = { count, rate, seconds, warmup };
     const base = await measure('raw uWS app.publish (baseline)', clients, { ...opts, url: rawUrl, subscribe: false }, publishRaw);
     const flow = await measure(
-      'flow gateway via Redis bus',
+      'flow gateway via the event log',
       clients,
       { ...opts, url: `ws://127.0.0.1:${gw.port}/flow/v1/stream?api_key=${encodeURIComponent(key.api_key)}`, subscribe: true },
-      publishBus,
+      publishLog,
     );
     rows.push(base, flow);
 

@@ -80,14 +80,17 @@ export interface Subscription {
 
 export type ClientMessage =
   | { action: 'ping' }
-  | { action: 'subscribe'; sub: Subscription }
+  /** resumeFrom: contest id → the event id to replay after (docs/stream.md "Event ids and resume"); null when not asked. */
+  | { action: 'subscribe'; sub: Subscription; resumeFrom: ReadonlyMap<string, string> | null }
   | { action: 'unsubscribe'; channel: StreamChannel; contestIds: string[] | null };
 
 export interface ProtocolError {
-  code: 'invalid_message' | 'invalid_channel' | 'entitlement_required' | 'contest_ids_required' | 'account_forbidden';
+  code: 'invalid_message' | 'invalid_channel' | 'entitlement_required' | 'contest_ids_required' | 'account_forbidden' | 'resume_unavailable';
   message: string;
   channel?: string;
   missing?: string[];
+  /** resume_unavailable: the contest whose events could not be replayed. */
+  contest_id?: string;
 }
 
 export type Parsed = { ok: true; msg: ClientMessage } | { ok: false; error: ProtocolError };
@@ -115,6 +118,29 @@ function idList(name: string, v: unknown, max: number): string[] | string {
   if (out.length === 0) return `${name} must list at least one id; omit it to mean every one`;
   if (out.length > max) return `${name} lists ${out.length} ids; at most ${max} per channel per connection`;
   return out;
+}
+
+/**
+ * Validates resume_from: an object of at most MAX_CONTESTS_PER_CHANNEL contest id → event id
+ * entries. Event ids are opaque here: one the log never issued is answered by the gateway with
+ * resume_unavailable (spec), not refused. Returns an error text or the map (null for {}).
+ */
+function resumeFrom(v: unknown, contestIds: readonly string[] | null): ReadonlyMap<string, string> | null | string {
+  if (!isRecord(v)) return 'resume_from must be an object of contest id → event id, e.g. {"<contest_id>":"<event_id>"}';
+  const entries = Object.entries(v);
+  if (entries.length > MAX_CONTESTS_PER_CHANNEL) return `resume_from names ${entries.length} contests; at most ${MAX_CONTESTS_PER_CHANNEL}`;
+  const out = new Map<string, string>();
+  for (const [contest, id] of entries) {
+    if (contest.length === 0 || contest.length > 200) return 'resume_from keys must be contest ids (1 to 200 characters)';
+    if (typeof id !== 'string' || id.length === 0 || id.length > 200) return `resume_from.${contest} must be an event_id string as received (1 to 200 characters)`;
+    out.set(contest, id);
+  }
+  if (contestIds) {
+    const listed = new Set(contestIds);
+    const stray = [...out.keys()].filter((c) => !listed.has(c));
+    if (stray.length) return `resume_from names contest(s) not in contest_ids: ${stray.join(', ')}; resume only contests you subscribe to`;
+  }
+  return out.size ? out : null;
 }
 
 function field(name: string, kind: FieldKind, v: unknown): number | boolean | string | string[] | { error: string } {
@@ -178,7 +204,7 @@ export function parseClientMessage(text: string, held: ReadonlySet<string>): Par
     return fail('entitlement_required', `the ${ch} channel needs ${missing.join(', ')}, which this key's plan does not include`, { channel: ch, missing });
   }
 
-  const allowed = new Set(['action', 'channel', ...Object.keys(rule.fields), ...(rule.contests === 'none' ? [] : ['contest_ids'])]);
+  const allowed = new Set(['action', 'channel', ...Object.keys(rule.fields), ...(rule.contests === 'none' ? [] : ['contest_ids', 'resume_from'])]);
   const unknown = Object.keys(raw).filter((k) => !allowed.has(k));
   if (unknown.length) {
     // A typo such as contest_id would otherwise silently subscribe to every contest.
@@ -229,7 +255,14 @@ export function parseClientMessage(text: string, held: ReadonlySet<string>): Par
     delete filters.league_ids;
   }
 
-  return { ok: true, msg: { action: 'subscribe', sub: { channel: ch, contestIds, leagueIds, filters, accounts } } };
+  let resume: ReadonlyMap<string, string> | null = null;
+  if (raw.resume_from !== undefined && raw.resume_from !== null) {
+    const r = resumeFrom(raw.resume_from, contestIds);
+    if (typeof r === 'string') return fail('invalid_message', r, { channel: ch });
+    resume = r;
+  }
+
+  return { ok: true, msg: { action: 'subscribe', sub: { channel: ch, contestIds, leagueIds, filters, accounts }, resumeFrom: resume } };
 }
 
 /** uWS topic names for topic channels. Distinct prefixes so no contest id can collide with "every contest". */

@@ -1,15 +1,22 @@
 /**
  * The stream gateway: a uWebSockets.js server on STREAM_PORT at /flow/v1/stream (spec "WebSocket
- * stream"). Each process holds one dedicated Redis subscriber on the event bus and fans events out to
- * its own clients, so gateways scale out by running more of them; nothing but the per-key connection
- * slots is shared between them. See docs/stream.md for the behaviour in user terms.
+ * stream"). Each process tails the durable event log (src/store/redis/eventlog.ts) on a dedicated
+ * Redis connection and fans events out to its own clients, so gateways scale out by running more of
+ * them; nothing but the per-key connection slots is shared between them. orders and balance (not in
+ * the log) and key revocations still arrive on the pub/sub bus. See docs/stream.md for the behaviour
+ * in user terms.
  *
  * Hot path: liquidity and contest_state events are identical for every subscriber, so they go
  * through uWS topics (one native publish per topic, no JS per subscriber). Channels whose payload
  * differs per connection (ticks: seq; trades, arbitrage, signal: filters) visit the subscribers of
  * the event's contest, computing each distinct filtered payload once.
+ *
+ * Resume (subscribe with resume_from): the contest is kept out of live delivery for that connection
+ * while the log is replayed to it, then attached (see ./resume.ts for why that gives no gap and no
+ * duplicate).
  */
 import { randomBytes } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
 import type { Registry } from 'prom-client';
 import type { Clock } from '../../src/clock.js';
 import type { Config } from '../../src/config.js';
@@ -23,6 +30,7 @@ import type { Pool } from '../../src/store/pg/pool.js';
 import { loadPrincipalRecord, lookupPrincipalRecord } from '../../src/store/principals.js';
 import { decodeBusMessage, subscribeBus } from '../../src/store/redis/bus.js';
 import type { Keyspace, Redis } from '../../src/store/redis/client.js';
+import { EventLogReader, REPLAY_PAGE, type LogEvent } from '../../src/store/redis/eventlog.js';
 import type { RequestGate } from '../../src/store/redis/gate.js';
 import { AccountDirectory } from './accounts.js';
 import {
@@ -36,6 +44,7 @@ import {
 } from './channels.js';
 import { BusEvent, DEFAULT_FILTERS, PASS_THROUGH, type ChannelFilter } from './filters.js';
 import { gatewayMetrics, type GatewayMetrics } from './metrics.js';
+import { ContestReplay, spliceMembers } from './resume.js';
 import { ConnectionSlots } from './slots.js';
 import { uws, type HttpResponse, type TemplatedApp, type us_listen_socket, type WebSocket } from './uws.js';
 
@@ -74,8 +83,13 @@ export interface GatewayDeps {
   gate: RequestGate;
   clock: Clock;
   metrics: Registry;
-  /** A new Redis connection for the bus subscription; the gateway owns it and closes it on stop. */
+  /**
+   * A new Redis connection. The gateway opens two (the bus subscription, and the event-log tail,
+   * whose blocking reads hold their connection), owns them and closes them on stop.
+   */
   createSubscriber: () => Redis;
+  /** Replay reads (default: the event log through `redis`); tests put a controllable one here. */
+  replayReader?: Pick<EventLogReader, 'eventsAfter'>;
   tuning?: Partial<GatewayTuning>;
   /** Per-channel event filters replacing the defaults (topic channels, liquidity and contest_state, are never filtered). */
   filters?: Partial<Record<StreamChannel, ChannelFilter>>;
@@ -84,7 +98,7 @@ export interface GatewayDeps {
 export interface Gateway {
   /** The bound port (the real one when config.streamPort is 0). */
   port: number;
-  /** Stops accepting, closes every client with 1001, drops the bus subscription and frees the slots. */
+  /** Stops accepting, closes every client with 1001, ends the log tail and the bus subscription, frees the slots. */
   stop(): Promise<void>;
 }
 
@@ -105,6 +119,19 @@ interface Conn {
   /** Messages dropped since the last backpressure notice. */
   dropped: number;
   inbox: Promise<void>;
+  /** Subscriptions being resumed, by channel. */
+  resumes: Map<StreamChannel, Resume>;
+  /** Replays waiting for the send buffer to drain. */
+  drainWaiters: (() => void)[];
+}
+
+/** One subscription's resume: the contests still being replayed (they are not in live delivery yet). */
+interface Resume {
+  conn: Conn;
+  sub: Subscription;
+  contests: Map<string, ContestReplay>;
+  /** Cancelled (re-subscribe, unsubscribe, close) or finished: in-flight reads are ignored. */
+  over: boolean;
 }
 
 interface UserData {
@@ -125,22 +152,27 @@ interface PrivateIndex {
 
 const RECENTLY_REVOKED_MS = 5 * 60_000;
 
-function addTo<K>(m: Map<K, Set<Conn>>, k: K, c: Conn): void {
+function addTo<K, V>(m: Map<K, Set<V>>, k: K, v: V): void {
   let s = m.get(k);
   if (!s) m.set(k, (s = new Set()));
-  s.add(c);
+  s.add(v);
 }
-function removeFrom<K>(m: Map<K, Set<Conn>>, k: K, c: Conn): void {
+function removeFrom<K, V>(m: Map<K, Set<V>>, k: K, v: V): void {
   const s = m.get(k);
-  if (s && s.delete(c) && s.size === 0) m.delete(k);
+  if (s && s.delete(v) && s.size === 0) m.delete(k);
 }
 
-/** Splits a ticks event where the per-connection `"seq":N,` goes (after the type, else after `{`). */
-function seqSplice(event: string): [string, string] {
-  const lead = '{"type":"ticks",';
-  const i = event.startsWith(lead) ? lead.length : 1;
-  return [event.slice(0, i), event.slice(i)];
-}
+/** How long one blocking read of the event feed waits (stop() also disconnects, so this only bounds a stuck read). */
+const FEED_BLOCK_MS = 500;
+/** Pause after a failed feed read before reading on from the same position. */
+const FEED_RETRY_MS = 200;
+/** Contests whose last live event id is remembered (an evicted one only delays a resume's attach). */
+const LAST_LIVE_MAX = 100_000;
+
+const eventIdMember = (id: string) => `"event_id":"${id}"`;
+
+/** A log event as the filters see it (they were written for bus messages, which carry the same fields). */
+const asBusMessage = (e: LogEvent): BusMessage => ({ channel: e.channel, contest_id: e.contest_id, league_id: e.league_id, account_id: null, event: e.event });
 
 const TYPE_TO_CHANNEL: Record<string, string> = {
   'liquidity.update': 'liquidity',
@@ -172,6 +204,15 @@ class StreamGateway {
   private listenSocket: us_listen_socket | null = null;
   private subscriber: Redis | null = null;
   private unsubscribeBus: (() => Promise<void>) | null = null;
+  private feedConn: Redis | null = null;
+  private tail: Promise<void> = Promise.resolve();
+  private readonly replayReader: Pick<EventLogReader, 'eventsAfter'>;
+  /** Per contest, the id of the newest event this gateway delivered live. */
+  private readonly lastLive = new LRUCache<string, string>({ max: LAST_LIVE_MAX });
+  private readonly resumesByContest = new Map<string, Set<Resume>>();
+  /** Resumes of subscriptions to every contest: until they finish, this path delivers the channel to them. */
+  private readonly resumesEvery = new Map<StreamChannel, Set<Resume>>();
+  private readonly replays = new Set<Promise<void>>();
   private readonly conns = new Set<Conn>();
   private readonly byKey = new Map<string, Set<Conn>>();
   private readonly direct = new Map<StreamChannel, DirectIndex>();
@@ -192,6 +233,7 @@ class StreamGateway {
     this.slots = new ConnectionSlots(deps.redis, deps.ks, this.tuning.slotTtlMs);
     this.accounts = new AccountDirectory(deps.pool);
     this.filters = { ...DEFAULT_FILTERS, ...deps.filters };
+    this.replayReader = deps.replayReader ?? new EventLogReader(deps.redis, deps.ks);
     for (const ch of STREAM_CHANNELS) {
       const d = CHANNEL_RULES[ch].delivery;
       if (d === 'direct') this.direct.set(ch, { byContest: new Map(), every: new Set() });
@@ -201,12 +243,25 @@ class StreamGateway {
   }
 
   async start(): Promise<Gateway> {
-    // Subscribe before listening: a client that is told `subscribed` must not miss what follows.
+    // Subscribe and take the feed's head before listening: a client that is told `subscribed` must
+    // not miss what follows.
+    const busChannels = STREAM_CHANNELS.filter((c) => CHANNEL_RULES[c].delivery === 'private');
     this.subscriber = this.deps.createSubscriber();
-    this.unsubscribeBus = await subscribeBus(this.subscriber, this.deps.ks, [...STREAM_CHANNELS, 'keys-revoked'], (ch, raw) => this.onBus(ch, raw));
+    this.unsubscribeBus = await subscribeBus(this.subscriber, this.deps.ks, [...busChannels, 'keys-revoked'], (ch, raw) => this.onBus(ch, raw));
+    this.feedConn = this.deps.createSubscriber();
+    const feed = new EventLogReader(this.feedConn, this.deps.ks);
+    try {
+      const head = await feed.feedHead();
+      this.tail = this.tailFeed(feed, head);
+    } catch (err) {
+      this.stopping = true;
+      await this.closeSubscriber();
+      throw err;
+    }
     const { host, streamPort } = this.deps.config;
     const ls = await new Promise<us_listen_socket | false>((resolve) => this.app.listen(host, streamPort, resolve));
     if (!ls) {
+      this.stopping = true;
       await this.closeSubscriber();
       throw new Error(`stream gateway could not listen on ${host}:${streamPort}`);
     }
@@ -271,6 +326,7 @@ class StreamGateway {
             ws.ping();
           }
           this.maybeNotifyDrops(conn);
+          if (conn.drainWaiters.length && ws.getBufferedAmount() < t.maxBackpressureBytes / 2) this.wakeReplays(conn);
         },
         dropped: (ws, message) => {
           if (message.byteLength === 0) return; // a ping; handled by pingPending
@@ -373,6 +429,8 @@ class StreamGateway {
         pingPending: false,
         dropped: 0,
         inbox: Promise.resolve(),
+        resumes: new Map(),
+        drainWaiters: [],
       };
       const max = this.deps.config.streamMaxConnectionsPerKey;
       const slot = await this.slots.acquire(rec.key_id, conn.id, max, this.deps.clock.now());
@@ -425,6 +483,8 @@ class StreamGateway {
     this.conns.delete(conn);
     removeFrom(this.byKey, conn.keyHash, conn);
     for (const sub of conn.subs.values()) this.unindex(conn, sub);
+    for (const ch of [...conn.resumes.keys()]) this.cancelResume(conn, ch);
+    this.wakeReplays(conn);
     conn.subs.clear();
     conn.ws = null;
     this.m.connections.dec();
@@ -464,8 +524,12 @@ class StreamGateway {
         if (remaining.length) {
           const next = { ...cur, contestIds: remaining };
           conn.subs.set(msg.channel, next);
+          this.narrowResume(conn, next, drop);
           this.index(conn, next);
-        } else conn.subs.delete(msg.channel);
+        } else {
+          conn.subs.delete(msg.channel);
+          this.cancelResume(conn, msg.channel);
+        }
         return this.sendJson(conn, { type: 'unsubscribed', channel: msg.channel, contest_ids: msg.contestIds, remaining_contest_ids: remaining });
       }
       if (cur) {
@@ -473,6 +537,7 @@ class StreamGateway {
         conn.subs.delete(msg.channel);
         conn.namedAccounts.delete(msg.channel);
       }
+      this.cancelResume(conn, msg.channel);
       return this.sendJson(conn, { type: 'unsubscribed', channel: msg.channel });
     }
 
@@ -492,29 +557,34 @@ class StreamGateway {
       sub = { ...sub, accounts: { kind: 'ids', ids: accounts } };
     }
     // Re-subscribing replaces the channel's filter list (spec), atomically: no event runs in between.
+    // A resume registers before indexing, so its contests stay out of live delivery from this instant.
     const prev = conn.subs.get(sub.channel);
     if (prev) this.unindex(conn, prev);
+    this.cancelResume(conn, sub.channel);
     conn.subs.set(sub.channel, sub);
     if (named) conn.namedAccounts.set(sub.channel, named);
     else conn.namedAccounts.delete(sub.channel);
+    const resume = msg.resumeFrom ? this.beginResume(conn, sub, msg.resumeFrom) : null;
     this.index(conn, sub);
     const reply: Record<string, unknown> = { type: 'subscribed', channel: sub.channel, contest_ids: sub.contestIds };
     if (sub.leagueIds) reply.league_ids = sub.leagueIds;
     if (sub.accounts?.kind === 'all') reply.all = true;
     if (named) reply.account_ids = named;
     this.sendJson(conn, reply);
+    if (resume) for (const [contestId, replay] of resume.contests) this.track(this.replay(resume, contestId, replay));
   }
 
+  /** Adds the subscription to live delivery, except the contests its resume still replays (and all of an every-contest one until then). */
   private index(conn: Conn, sub: Subscription): void {
     const rule = CHANNEL_RULES[sub.channel];
-    if (rule.delivery === 'topic') {
-      const ws = conn.ws!;
-      if (sub.contestIds) for (const c of sub.contestIds) ws.subscribe(contestTopic(sub.channel, c));
-      else ws.subscribe(everyContestTopic(sub.channel));
-    } else if (rule.delivery === 'direct') {
-      const ix = this.direct.get(sub.channel)!;
-      if (sub.contestIds) for (const c of sub.contestIds) addTo(ix.byContest, c, conn);
-      else ix.every.add(conn);
+    const replaying = conn.resumes.get(sub.channel)?.contests;
+    if (rule.delivery !== 'private') {
+      if (sub.contestIds) {
+        for (const c of sub.contestIds) if (!replaying?.has(c)) this.indexContest(conn, sub.channel, c);
+      } else if (!replaying) {
+        if (rule.delivery === 'topic') conn.ws!.subscribe(everyContestTopic(sub.channel));
+        else this.direct.get(sub.channel)!.every.add(conn);
+      }
     } else {
       const ix = this.priv.get(sub.channel)!;
       const a = sub.accounts ?? { kind: 'own' };
@@ -523,6 +593,12 @@ class StreamGateway {
     }
   }
 
+  private indexContest(conn: Conn, channel: StreamChannel, contestId: string): void {
+    if (CHANNEL_RULES[channel].delivery === 'topic') conn.ws!.subscribe(contestTopic(channel, contestId));
+    else addTo(this.direct.get(channel)!.byContest, contestId, conn);
+  }
+
+  /** Removes the subscription from live delivery; removing what a resume had not added yet is a no-op. */
   private unindex(conn: Conn, sub: Subscription): void {
     const rule = CHANNEL_RULES[sub.channel];
     if (rule.delivery === 'topic') {
@@ -543,54 +619,237 @@ class StreamGateway {
     }
   }
 
-  // ---- bus → clients --------------------------------------------------------------------------
+  // ---- event log → clients --------------------------------------------------------------------
+
+  /**
+   * Tails the feed from `from` until stop(): blocking reads, events delivered in log order. A failed
+   * read (Redis away, a timeout) is retried from the same position, so nothing is skipped.
+   */
+  private async tailFeed(feed: EventLogReader, from: string): Promise<void> {
+    let after = from;
+    while (!this.stopping) {
+      try {
+        const batch = await feed.readFeed(after, FEED_BLOCK_MS);
+        after = batch.feedId;
+        for (const ev of batch.events) this.onLogEvent(ev);
+      } catch (err) {
+        if (this.stopping) return;
+        this.log.warn({ err, after }, 'reading the event feed failed; reading on from the same position');
+        await new Promise((r) => setTimeout(r, FEED_RETRY_MS));
+      }
+    }
+  }
+
+  private onLogEvent(ev: LogEvent): void {
+    try {
+      this.m.busMessages.inc({ channel: ev.channel });
+      this.lastLive.set(ev.contest_id, ev.id);
+      const delivery = CHANNEL_RULES[ev.channel].delivery;
+      if (delivery === 'topic') this.publishTopic(ev);
+      else if (delivery === 'direct') this.deliverDirect(ev);
+      else return; // orders and balance come on the bus
+      this.resumeOnLive(ev);
+    } catch (err) {
+      this.log.error({ err, channel: ev.channel, event_id: ev.id }, 'could not deliver a log event');
+    }
+  }
 
   private onBus(channel: StreamChannel | 'keys-revoked', raw: string): void {
     try {
       if (channel === 'keys-revoked') return this.onKeyRevoked(raw);
-      const msg = decodeBusMessage(channel, raw);
       this.m.busMessages.inc({ channel });
-      const delivery = CHANNEL_RULES[channel].delivery;
-      if (delivery === 'topic') this.publishTopic(msg);
-      else if (delivery === 'direct') this.deliverDirect(msg);
-      else this.deliverPrivate(msg);
+      this.deliverPrivate(decodeBusMessage(channel, raw));
     } catch (err) {
       this.log.error({ err, channel }, 'could not deliver a bus message');
     }
   }
 
   /** The fast path: one native publish per topic. A socket is in the contest topics or the "every contest" topic of a channel, never both. */
-  private publishTopic(msg: BusMessage): void {
-    if (msg.contest_id !== null) this.app.publish(contestTopic(msg.channel, msg.contest_id), msg.event, false);
-    this.app.publish(everyContestTopic(msg.channel), msg.event, false);
+  private publishTopic(ev: LogEvent): void {
+    const payload = spliceMembers(ev.event, eventIdMember(ev.id));
+    this.app.publish(contestTopic(ev.channel, ev.contest_id), payload, false);
+    this.app.publish(everyContestTopic(ev.channel), payload, false);
   }
 
-  private deliverDirect(msg: BusMessage): void {
-    const ix = this.direct.get(msg.channel)!;
-    const byContest = msg.contest_id !== null ? ix.byContest.get(msg.contest_id) : undefined;
+  private deliverDirect(ev: LogEvent): void {
+    const ix = this.direct.get(ev.channel)!;
+    const byContest = ix.byContest.get(ev.contest_id);
     if (!byContest && ix.every.size === 0) return;
-    const ev = new BusEvent(msg);
-    const filter = this.filters[msg.channel];
+    const bus = new BusEvent(asBusMessage(ev));
+    const filter = this.filters[ev.channel];
+    // Filtered payloads with event_id spliced in, once per distinct filter (ticks: seq is per connection, so without).
     const memo = new Map<string, string | null>();
-    const isTicks = msg.channel === 'ticks';
+    const isTicks = ev.channel === 'ticks';
+    const idMember = eventIdMember(ev.id);
     for (const set of [byContest, ix.every]) {
       if (!set) continue;
       for (const conn of set) {
-        const sub = conn.subs.get(msg.channel);
+        const sub = conn.subs.get(ev.channel);
         if (!sub) continue;
-        if (sub.leagueIds && (msg.league_id === null || !sub.leagueIds.includes(msg.league_id))) continue;
-        const payload = this.filtered(filter, ev, sub, memo);
+        if (sub.leagueIds && (ev.league_id === null || !sub.leagueIds.includes(ev.league_id))) continue;
+        const k = filter === PASS_THROUGH ? '' : filter.key(sub);
+        let payload = memo.get(k);
+        if (payload === undefined) {
+          const p = filter === PASS_THROUGH ? ev.event : filter.apply(bus, sub);
+          payload = p === null || isTicks ? p : spliceMembers(p, idMember);
+          memo.set(k, payload);
+        }
         if (payload === null) continue;
-        if (isTicks) {
-          // seq counts every ticks event routed to the connection, even one dropped under
-          // backpressure, so the client sees the gap and refetches (spec).
-          const n = ++conn.seq;
-          if (!this.hasRoom(conn, 'ticks')) continue;
-          const [head, tail] = seqSplice(payload);
-          this.sendRaw(conn, `${head}"seq":${n}${tail === '}' ? '' : ','}${tail}`);
-        } else if (this.hasRoom(conn, msg.channel)) this.sendRaw(conn, payload);
+        if (isTicks) this.sendTicks(conn, payload, idMember);
+        else if (this.hasRoom(conn, ev.channel)) this.sendRaw(conn, payload);
       }
     }
+  }
+
+  /**
+   * seq counts every ticks event routed to the connection, even one dropped under backpressure, so
+   * the client sees the gap and refetches (spec).
+   */
+  private sendTicks(conn: Conn, payload: string, idMember: string): void {
+    const n = ++conn.seq;
+    if (this.hasRoom(conn, 'ticks')) this.sendRaw(conn, spliceMembers(payload, `"seq":${n},${idMember}`));
+  }
+
+  /** One event to one connection outside live delivery (replay, or a contest not attached yet), with the subscription's filters. */
+  private deliverOne(conn: Conn, sub: Subscription, ev: LogEvent): void {
+    if (!conn.open) return;
+    if (sub.leagueIds && (ev.league_id === null || !sub.leagueIds.includes(ev.league_id))) return;
+    const filter = CHANNEL_RULES[ev.channel].delivery === 'topic' ? PASS_THROUGH : this.filters[ev.channel];
+    const payload = filter === PASS_THROUGH ? ev.event : filter.apply(new BusEvent(asBusMessage(ev)), sub);
+    if (payload === null) return;
+    if (ev.channel === 'ticks') this.sendTicks(conn, payload, eventIdMember(ev.id));
+    else if (this.hasRoom(conn, ev.channel)) this.sendRaw(conn, spliceMembers(payload, eventIdMember(ev.id)));
+  }
+
+  // ---- resume ---------------------------------------------------------------------------------
+
+  private beginResume(conn: Conn, sub: Subscription, from: ReadonlyMap<string, string>): Resume {
+    const r: Resume = { conn, sub, contests: new Map(), over: false };
+    for (const [contestId, id] of from) {
+      r.contests.set(contestId, new ContestReplay(sub.channel, id));
+      addTo(this.resumesByContest, contestId, r);
+    }
+    conn.resumes.set(sub.channel, r);
+    if (!sub.contestIds) addTo(this.resumesEvery, sub.channel, r);
+    return r;
+  }
+
+  /** Forgets a channel's resume and whatever it buffered; its reads in flight find it over. */
+  private cancelResume(conn: Conn, channel: StreamChannel): void {
+    const r = conn.resumes.get(channel);
+    if (!r) return;
+    r.over = true;
+    for (const c of r.contests.keys()) removeFrom(this.resumesByContest, c, r);
+    r.contests.clear();
+    removeFrom(this.resumesEvery, channel, r);
+    conn.resumes.delete(channel);
+  }
+
+  /** Some contests were unsubscribed: stop replaying them. */
+  private narrowResume(conn: Conn, next: Subscription, dropped: ReadonlySet<string>): void {
+    const r = conn.resumes.get(next.channel);
+    if (!r) return;
+    r.sub = next;
+    for (const c of dropped) {
+      if (r.contests.delete(c)) removeFrom(this.resumesByContest, c, r);
+    }
+    if (r.contests.size === 0) this.cancelResume(conn, next.channel);
+  }
+
+  /** Live delivery has handled `ev`: hand it to the resumes that keep its contest (or channel) out of live delivery. */
+  private resumeOnLive(ev: LogEvent): void {
+    // Every-contest resumes first: a contest attached just below must not get this event twice.
+    const every = this.resumesEvery.get(ev.channel);
+    if (every) for (const r of every) if (!r.contests.has(ev.contest_id)) this.deliverOne(r.conn, r.sub, ev);
+    const rs = this.resumesByContest.get(ev.contest_id);
+    if (!rs) return;
+    for (const r of [...rs]) {
+      const replay = r.contests.get(ev.contest_id);
+      if (!replay) continue;
+      const step = replay.live(ev);
+      if (step.send) this.deliverOne(r.conn, r.sub, step.send);
+      if (step.attach) this.attach(r, ev.contest_id);
+    }
+  }
+
+  /** The contest is caught up: live delivery takes over (for an every-contest subscription once all are). */
+  private attach(r: Resume, contestId: string): void {
+    if (r.over || !r.contests.delete(contestId)) return;
+    removeFrom(this.resumesByContest, contestId, r);
+    if (r.sub.contestIds && r.conn.open) this.indexContest(r.conn, r.sub.channel, contestId);
+    if (r.contests.size > 0) return;
+    r.over = true;
+    r.conn.resumes.delete(r.sub.channel);
+    removeFrom(this.resumesEvery, r.sub.channel, r);
+    if (!r.sub.contestIds && r.conn.open) this.index(r.conn, r.sub);
+  }
+
+  private track(p: Promise<void>): void {
+    this.replays.add(p);
+    void p.finally(() => this.replays.delete(p));
+  }
+
+  /**
+   * Replays one contest: pages of the log after the resume id, paced by the client's send buffer,
+   * then the live events buffered meanwhile; then attaches it (at once, or when the tail catches up).
+   */
+  private async replay(r: Resume, contestId: string, replay: ContestReplay): Promise<void> {
+    const current = () => !r.over && r.contests.get(contestId) === replay && r.conn.open;
+    let replayed = 0;
+    let unavailable: string | null = null;
+    for (;;) {
+      let page: LogEvent[] | 'unavailable';
+      try {
+        page = await this.replayReader.eventsAfter(contestId, replay.after, REPLAY_PAGE);
+      } catch (err) {
+        if (!current()) return;
+        this.log.warn({ err, contest_id: contestId }, 'a stream replay read failed');
+        page = 'unavailable';
+        unavailable = 'the event log could not be read';
+      }
+      if (!current()) return;
+      if (page === 'unavailable') {
+        unavailable ??= replay.started ? 'the log no longer holds events this replay had not sent yet' : `the log does not hold event_id ${JSON.stringify(replay.from)} (never issued, or older than the log keeps)`;
+        replay.unavailable();
+      } else {
+        for (const ev of replay.page(page)) {
+          await this.roomFor(r.conn);
+          if (!current()) return;
+          this.deliverOne(r.conn, r.sub, ev);
+          replayed++;
+        }
+        if (page.length === REPLAY_PAGE) continue;
+      }
+      await this.roomFor(r.conn);
+      if (!current()) return;
+      // From here to attach nothing awaits: the flushed events must precede any later live one.
+      const end = replay.end(this.lastLive.get(contestId));
+      if (end.more) continue;
+      if (unavailable) {
+        this.m.resumes.inc({ result: 'unavailable' });
+        this.sendError(r.conn, {
+          code: 'resume_unavailable',
+          channel: r.sub.channel,
+          contest_id: contestId,
+          message: `cannot resume ${r.sub.channel} of contest ${contestId}: ${unavailable}; refetch current state over REST, then apply the live events that follow`,
+        });
+      } else this.m.resumes.inc({ result: 'replayed' });
+      for (const ev of end.send) this.deliverOne(r.conn, r.sub, ev);
+      this.m.replayed.inc({ channel: r.sub.channel }, replayed + end.send.length);
+      if (end.attach) this.attach(r, contestId);
+      return;
+    }
+  }
+
+  /** Resolves when the connection's send buffer has room for more replay (at once when it has, or it closed). */
+  private roomFor(conn: Conn): Promise<void> {
+    const ws = conn.ws;
+    if (!ws || !conn.open || ws.getBufferedAmount() < this.tuning.maxBackpressureBytes / 2) return Promise.resolve();
+    return new Promise((resolve) => conn.drainWaiters.push(resolve));
+  }
+
+  private wakeReplays(conn: Conn): void {
+    for (const w of conn.drainWaiters.splice(0)) w();
   }
 
   private deliverPrivate(msg: BusMessage): void {
@@ -759,6 +1018,7 @@ class StreamGateway {
       if (!missing.length) continue;
       this.unindex(conn, sub);
       conn.subs.delete(sub.channel);
+      this.cancelResume(conn, sub.channel);
       this.sendError(conn, {
         code: 'entitlement_required',
         channel: sub.channel,
@@ -773,6 +1033,7 @@ class StreamGateway {
     this.slots.refresh(entries, this.deps.clock.now()).catch((err) => this.log.warn({ err }, 'stream slot heartbeat failed'));
   }
 
+  /** Drops the bus subscription and ends the feed tail (call with `stopping` set: a disconnected read then ends the loop). */
   private async closeSubscriber(): Promise<void> {
     try {
       await this.unsubscribeBus?.();
@@ -781,6 +1042,9 @@ class StreamGateway {
     }
     this.subscriber?.disconnect();
     this.subscriber = null;
+    this.feedConn?.disconnect();
+    this.feedConn = null;
+    await this.tail;
   }
 
   private async stop(): Promise<void> {
@@ -792,7 +1056,7 @@ class StreamGateway {
     if (this.listenSocket) uws.us_listen_socket_close(this.listenSocket);
     this.listenSocket = null;
     for (const conn of [...this.conns]) conn.ws?.end(1001, 'server shutting down');
-    await Promise.allSettled([...this.pendingReleases, this.privateChain]);
+    await Promise.allSettled([...this.pendingReleases, this.privateChain, ...this.replays]);
     this.log.info({ role: 'gateway' }, 'stream gateway stopped');
   }
 }

@@ -7,6 +7,8 @@ export interface GatewayMetrics {
   busMessages: Counter<'channel'>;
   dropped: Counter<'channel'>;
   closed: Counter<'reason'>;
+  resumes: Counter<'result'>;
+  replayed: Counter<'channel'>;
 }
 
 function once<T>(registry: Registry, name: string, make: () => T): T {
@@ -25,7 +27,13 @@ export function gatewayMetrics(registry: Registry): GatewayMetrics {
     busMessages: once(
       registry,
       'flow_stream_bus_messages_total',
-      () => new Counter({ name: 'flow_stream_bus_messages_total', help: 'Bus messages received by the gateway, by channel', labelNames: ['channel'] as const, registers }),
+      () =>
+        new Counter({
+          name: 'flow_stream_bus_messages_total',
+          help: 'Events received by the gateway (from the event log; orders and balance from the bus), by channel',
+          labelNames: ['channel'] as const,
+          registers,
+        }),
     ),
     dropped: once(
       registry,
@@ -42,6 +50,16 @@ export function gatewayMetrics(registry: Registry): GatewayMetrics {
       registry,
       'flow_stream_server_closes_total',
       () => new Counter({ name: 'flow_stream_server_closes_total', help: 'Connections closed by the server, by reason', labelNames: ['reason'] as const, registers }),
+    ),
+    resumes: once(
+      registry,
+      'flow_stream_resumes_total',
+      () => new Counter({ name: 'flow_stream_resumes_total', help: 'Per-contest resumes (subscribe with resume_from) by result (replayed, unavailable)', labelNames: ['result'] as const, registers }),
+    ),
+    replayed: once(
+      registry,
+      'flow_stream_replayed_events_total',
+      () => new Counter({ name: 'flow_stream_replayed_events_total', help: 'Events sent by resume replays rather than live delivery, by channel', labelNames: ['channel'] as const, registers }),
     ),
   };
 }

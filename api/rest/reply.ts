@@ -34,13 +34,15 @@ export function isoAt(nowMs: number): string {
   return isoText;
 }
 
-export function sendFragment(reply: FastifyReply, nowMs: number, fragment: string): FastifyReply {
-  return reply.code(200).type(JSON_TYPE).send(`{${fragment},"meta":{"timestamp":"${isoAt(nowMs)}","api_version":"${API_VERSION}"}}`);
+/** `meta`: further meta members, serialized (`"k":v,...`), after timestamp and api_version. */
+export function sendFragment(reply: FastifyReply, nowMs: number, fragment: string, meta?: string): FastifyReply {
+  return reply.code(200).type(JSON_TYPE).send(`{${fragment},"meta":{"timestamp":"${isoAt(nowMs)}","api_version":"${API_VERSION}"${meta ? `,${meta}` : ''}}}`);
 }
 
 const OPEN_DATA = Buffer.from('{"data":');
 const META_HEAD = Buffer.from(',"meta":{"timestamp":"');
-const META_TAIL = Buffer.from(`","api_version":"${API_VERSION}"}}`);
+const META_VERSION = Buffer.from(`","api_version":"${API_VERSION}"`);
+const CLOSE_META = Buffer.from('}}');
 
 /**
  * A large cached `data` (a contest's liquidity, ~100 KB) written as-is: the envelope's head and meta
@@ -48,9 +50,11 @@ const META_TAIL = Buffer.from(`","api_version":"${API_VERSION}"}}`);
  * cached bytes (a string concatenation would be flattened and UTF-8 encoded on every response).
  * Headers set earlier (rate limits) are kept; onResponse hooks still run.
  */
-export function sendCachedData(reply: FastifyReply, nowMs: number, data: Buffer): void {
+/** `meta`: further meta members, as for sendFragment. */
+export function sendCachedData(reply: FastifyReply, nowMs: number, data: Buffer, meta?: string): void {
   const ts = Buffer.from(isoAt(nowMs));
-  const length = OPEN_DATA.length + data.length + META_HEAD.length + ts.length + META_TAIL.length;
+  const extra = meta ? Buffer.from(`,${meta}`) : null;
+  const length = OPEN_DATA.length + data.length + META_HEAD.length + ts.length + META_VERSION.length + (extra?.length ?? 0) + CLOSE_META.length;
   reply.hijack();
   const res = reply.raw;
   res.cork();
@@ -59,6 +63,8 @@ export function sendCachedData(reply: FastifyReply, nowMs: number, data: Buffer)
   res.write(data);
   res.write(META_HEAD);
   res.write(ts);
-  res.end(META_TAIL);
+  res.write(META_VERSION);
+  if (extra) res.write(extra);
+  res.end(CLOSE_META);
   res.uncork();
 }

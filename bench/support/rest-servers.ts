@@ -8,10 +8,10 @@
  *   rest       the same read cache class (dropped on every catalog version bump) and, on a miss,
  *              the same PostgreSQL queries and serialization; the bench bumps the catalog version
  *              on a timer, as catalog writes do, so misses keep coming.
- *   liquidity  a per-contest copy of the stored liquidity, dropped when the bus announces a
- *              recomputation and revalidated by version after 1 s (as Flow does); on a miss, the
- *              same Redis read. The live simulator and pipeline keep running, so copies keep
- *              going stale.
+ *   liquidity  a per-contest copy of the stored liquidity, dropped when the liquidity-changed
+ *              topic announces a recomputation and revalidated by version after 1 s (as Flow
+ *              does); on a miss, the same Redis read. The live simulator and pipeline keep
+ *              running, so copies keep going stale.
  * The baseline has no authentication, rate limiting, schema validation or metrics: the ratio is
  * what those cost. Each side counts its store reads (misses), which the parent reads, with this
  * process's CPU time, from GET /__bench/counters on the baseline.
@@ -28,7 +28,7 @@ import { liquidityRoutes } from '../../api/rest/liquidity/routes.js';
 import { startCompute, startIngest } from '../../cli/roles/market.js';
 import * as catalog from '../../src/store/pg/catalog.js';
 import { createKey } from '../../src/store/pg/keys.js';
-import { subscribeBus, decodeBusMessage } from '../../src/store/redis/bus.js';
+import { logKeys } from '../../src/store/redis/eventlog.js';
 import { bumpCatalogVersion } from '../../src/store/redis/catalog-version.js';
 import { HotState } from '../../src/store/redis/hot.js';
 import { benchRuntime, sleep } from './stack.js';
@@ -97,12 +97,13 @@ if (scenario === 'liquidity') {
   const bareHot = new CountingHotState('bare_store_reads');
   const copies = new Map<string, { version: number; fragment: Buffer; checkedAt: number }>();
   const subscriber = rt.redis.duplicate();
-  const unsubscribe = await subscribeBus(subscriber, rt.ks, ['liquidity'], (_c, raw) => {
-    const contestId = decodeBusMessage('liquidity', raw).contest_id;
-    if (contestId) copies.delete(contestId);
+  const changed = logKeys(rt.ks).liquidityChanged;
+  subscriber.on('message', (topic: string, contestId: string) => {
+    if (topic === changed) copies.delete(contestId);
   });
+  await subscriber.subscribe(changed);
   stops.push(async () => {
-    await unsubscribe();
+    await subscriber.unsubscribe(changed);
     subscriber.disconnect();
   });
   bare.get<{ Params: { id: string } }>('/flow/v1/contests/:id/liquidity', async (req, reply) => {

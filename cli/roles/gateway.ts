@@ -1,4 +1,4 @@
-/** The gateway role: the uWebSockets.js stream on STREAM_PORT, fed by the Redis bus. */
+/** The gateway role: the uWebSockets.js stream on STREAM_PORT, fed by the event log (orders, balance and key revocations: the Redis bus). */
 import { startGateway } from '../../api/gateway/index.js';
 import { createRedis } from '../../src/store/redis/client.js';
 import type { Runtime } from '../runtime.js';
@@ -13,6 +13,6 @@ export async function startGatewayRole(rt: Runtime): Promise<{ port: number; sto
     gate: rt.gate,
     clock: rt.clock,
     metrics: rt.metrics,
-    createSubscriber: () => createRedis(rt.config.redisUrl, { name: 'flow-gateway-sub' }),
+    createSubscriber: () => createRedis(rt.config.redisUrl, { name: 'flow-gateway' }),
   });
 }

@@ -14,7 +14,6 @@ import type { SimControl } from '../../api/rest/sim/routes.js';
 import { StoreUnavailable } from '../../src/errors.js';
 import { prepareHistoryStore } from '../../src/store/clickhouse/schema.js';
 import { closeContest, partnerNames, routingMaps, seedCatalog } from '../../src/store/pg/catalog.js';
-import { BusPublisher } from '../../src/store/redis/bus.js';
 import { bumpCatalogVersion } from '../../src/store/redis/catalog-version.js';
 import { HotState } from '../../src/store/redis/hot.js';
 import { logLimits } from '../../src/store/redis/eventlog.js';
@@ -51,7 +50,6 @@ export async function startIngest(rt: Runtime, opts: IngestOptions = {}): Promis
 
   const hot = new HotState(rt.redis, rt.ks, { closedRetentionMs: rt.config.hotRetentionSeconds * 1000, logLimits: logLimits(rt.config.eventLog) });
   const producer = new LiquidityProducer(rt.config.redisUrl, rt.ks);
-  const bus = new BusPublisher(rt.redis, rt.ks);
   const names = await partnerNames(rt.pool);
   const routes = await routingMaps(rt.pool);
   const openedPositions = new Map<string, string[]>();
@@ -73,7 +71,6 @@ export async function startIngest(rt: Runtime, opts: IngestOptions = {}): Promis
     adapters,
     hot,
     producer,
-    bus,
     log: rt.log.child({ role: 'ingest' }),
     now: () => rt.clock.now(),
     leagueOf: (c) => routes.leagueOf.get(c) ?? null,
@@ -155,7 +152,6 @@ export async function startCompute(rt: Runtime, opts: ComputeOptions = {}): Prom
     ks: rt.ks,
     pool: rt.pool,
     hot: new HotState(rt.redis, rt.ks, { logLimits: logLimits(rt.config.eventLog) }),
-    bus: new BusPublisher(rt.redis, rt.ks),
     compute,
     log: rt.log.child({ role: 'compute' }),
     now: () => rt.clock.now(),

@@ -13,7 +13,6 @@ import { parsePositionHash } from '../../src/domain/hashes.js';
 import { isClosedGameStatus } from '../../src/domain/lifecycle.js';
 import { normalizeVenueTrade } from '../../src/domain/trades.js';
 import type { Logger } from '../../src/log.js';
-import type { BusPublisher } from '../../src/store/redis/bus.js';
 import type { HotState } from '../../src/store/redis/hot.js';
 import type { HistAppend } from '../../src/store/redis/eventlog.js';
 import type { TickRow } from '../../src/domain/history.js';
@@ -26,7 +25,6 @@ export interface IngesterDeps {
   adapters: VenueAdapter[];
   hot: HotState;
   producer: LiquidityProducer;
-  bus: BusPublisher;
   log: Logger;
   now: () => number;
   /** Contest → league, for routing stream events by league. */
@@ -440,7 +438,6 @@ export class Ingester {
     // The print and its history row go into the log in one step.
     this.d.hot
       .append(key.contest_id, [{ channel: 'trades', league_id: leagueId, event }], [{ table: 'trades', rows: JSON.stringify([r.print]) }])
-      .then(() => this.d.bus.publish({ channel: 'trades', contest_id: key.contest_id, league_id: leagueId, event }))
       .catch((err) => this.d.log.warn({ err, contest_id: key.contest_id, venue_trade_id: t.venue_trade_id }, 'recording a trade print failed'));
   }
 
@@ -451,7 +448,6 @@ export class Ingester {
       const event = JSON.stringify({ type: 'contest_state.update', contest_id: rec.contest_id, state: obj.state, refreshed_at: obj.refreshed_at, timestamp: new Date(now).toISOString() });
       const leagueId = this.d.leagueOf(rec.contest_id);
       await this.d.hot.setContestState(rec.contest_id, JSON.stringify(obj), [{ channel: 'contest_state', league_id: leagueId, event }]);
-      await this.d.bus.publish({ channel: 'contest_state', contest_id: rec.contest_id, league_id: leagueId, event });
       if (isClosedGameStatus(rec.state.game_status)) {
         await this.closeContest(rec.contest_id);
         this.d.onFinal?.(rec.contest_id);

@@ -1,8 +1,8 @@
 /**
  * The compute worker: one BullMQ job per contest → read venue state from Redis → one piscina task
  * (consensus, outliers, withholding, depth, ticks) → compare-and-set the hot snapshot, appending its
- * events and consensus history rows to the event log in the same step → publish liquidity.update and
- * ticks on the bus. The history writer (pipelines/history) takes the rows from the log.
+ * liquidity.update and ticks events and consensus history rows to the event log in the same step.
+ * Gateways and the history writer (pipelines/history) read them from the log.
  *
  * A job carries only the contest id and always recomputes from the venue state as it is now, so a
  * killed worker loses nothing: BullMQ re-runs the stalled job, or the next change runs a newer one.
@@ -16,7 +16,6 @@ import type { Logger } from '../../src/log.js';
 import type { StoredQuote } from '../../src/venues/types.js';
 import { contestLeague, partnerNames, positionsOfContest, type PositionDefinition } from '../../src/store/pg/catalog.js';
 import type { Pool } from '../../src/store/pg/pool.js';
-import type { BusPublisher } from '../../src/store/redis/bus.js';
 import type { Keyspace } from '../../src/store/redis/client.js';
 import type { HotState } from '../../src/store/redis/hot.js';
 import type { ComputePool } from '../compute-pool.js';
@@ -47,7 +46,6 @@ export interface LiquidityProcessorDeps {
   ks: Keyspace;
   pool: Pool;
   hot: HotState;
-  bus: BusPublisher;
   compute: ComputePool;
   log: Logger;
   now: () => number;
@@ -153,11 +151,6 @@ export class LiquidityProcessor {
     failpoint('compute.after-store');
     this.processed++;
     if (!written) return; // a newer job already stored a newer state; its events supersede ours
-    await this.publish(contestId, events);
-  }
-
-  private async publish(contestId: string, events: LogAppend[]): Promise<void> {
-    await Promise.all(events.map((e) => this.d.bus.publish({ channel: e.channel, contest_id: contestId, league_id: e.league_id, event: e.event })));
   }
 
   /** Drops cached positions of a contest (after a catalog change). */

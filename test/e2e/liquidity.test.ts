@@ -197,7 +197,8 @@ describe('state and entitlements', () => {
       expect(r.headers.get(h), h).toMatch(/^\d+$/);
     }
     const body = (await r.json()) as any;
-    expect(body.meta).toEqual({ timestamp: expect.any(String), api_version: 'v1' });
+    // event_id: the stream position of this snapshot (docs/stream.md "Event ids and resume").
+    expect(body.meta).toEqual({ timestamp: expect.any(String), api_version: 'v1', event_id: expect.stringMatching(/^\d+-\d+$/) });
     expect(Array.isArray(body.data)).toBe(true);
   });
 

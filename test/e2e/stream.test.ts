@@ -1,6 +1,7 @@
 /**
- * The stream end to end: simulator → ingest → compute → bus → gateway → WebSocket clients, with the
- * spec's tick-sending rule, per-connection seq, outlier flags and withholding.
+ * The stream end to end: simulator → ingest → compute → event log → gateway → WebSocket clients,
+ * with the spec's tick-sending rule, per-connection seq, outlier flags and withholding, event ids,
+ * and resume (REST snapshot then stream; reconnect after missing changes).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectWs, type WsClient } from '../integration/gateway/ws-client.js';
@@ -30,7 +31,8 @@ const tickFor = (ws: WsClient, hash: string, pred: (t: any) => boolean = () => t
   ws.next((m) => m.type === 'ticks' && m.ticks.some((t: any) => t.liquidity_hash === hash && pred(t)), 5_000).then((m) => ({ event: m, tick: m.ticks.find((t: any) => t.liquidity_hash === hash && pred(t)) }));
 
 beforeAll(async () => {
-  svc = await startService();
+  // Resume tests reconnect while other sockets of the same key stay open.
+  svc = await startService({ FLOW_STREAM_MAX_CONNECTIONS_PER_KEY: '20' });
   key = demoKey(svc);
   c = client(svc, key);
   await c.sim('/sim/v1/freeze', { frozen: true });
@@ -71,7 +73,7 @@ describe('ticks', () => {
     expect(Object.keys(first.tick).sort()).toEqual(
       ['actionable', 'american_odds', 'as_of', 'available', 'buy_id', 'fee_packet', 'liquidity_hash', 'median', 'outlier', 'partner_id', 'partner_name', 'position_hash', 'price', 'source'].sort(),
     );
-    expect(first.event).toMatchObject({ type: 'ticks', contest_id: line.contestId, seq: expect.any(Number), timestamp: expect.any(String) });
+    expect(first.event).toMatchObject({ type: 'ticks', contest_id: line.contestId, seq: expect.any(Number), event_id: expect.stringMatching(/^\d+-\d+$/), timestamp: expect.any(String) });
     await setOver('sim_exchange', 0.62, 5_000);
     const second = await tickFor(a, exOver(), (t) => t.price === 0.62);
     expect(second.event.seq).toBe(first.event.seq + 1);
@@ -81,6 +83,7 @@ describe('ticks', () => {
     await setOver('sim_exchange', 0.62, 4_000);
     const upd = await a.next((m) => m.type === 'liquidity.update' && m.changed_entries.some((e: any) => e.liquidity_hash === exOver() && e.available === 4_000), 5_000);
     expect(upd.refresh_required).toBe(false);
+    expect(upd.event_id).toMatch(/^\d+-\d+$/);
     const ticks = await a.drain((m) => m.type === 'ticks', 400);
     expect(ticks.flatMap((m) => m.ticks).filter((t: any) => t.liquidity_hash === exOver())).toEqual([]);
   });
@@ -151,6 +154,7 @@ describe('trades channel', () => {
     await emit(40); // notional 20
     const m = await t.next((x) => x.type === 'trades', 5_000);
     expect(m.contest_id).toBe(line.contestId);
+    expect(m.event_id).toMatch(/^\d+-\d+$/);
     expect(m.trades.map((p: any) => p.notional_usd)).toEqual([20]);
     expect(m.trades[0]).toMatchObject({ partner_id: 'sim_exchange', position_hash: line.over.position_hash, taker_action: 'buy', size_contracts: 40, price: 0.5 });
     const more = await t.drain((x) => x.type === 'trades', 300);
@@ -163,6 +167,78 @@ describe('contest_state channel', () => {
     expect((await a.request({ action: 'subscribe', channel: 'contest_state', contest_ids: [line.contestId] })).type).toBe('subscribed');
     await c.sim(`/sim/v1/contests/${line.contestId}/state`, { game_status: 'live', clock: { display: '01:00', remaining_seconds: 60, is_running: false } });
     const m = await a.next((x) => x.type === 'contest_state.update' && x.state?.clock?.display === '01:00', 5_000);
-    expect(m).toMatchObject({ contest_id: line.contestId, refreshed_at: expect.any(String), timestamp: expect.any(String) });
+    expect(m).toMatchObject({ contest_id: line.contestId, event_id: expect.stringMatching(/^\d+-\d+$/), refreshed_at: expect.any(String), timestamp: expect.any(String) });
   });
 });
+
+describe('event ids and resume', () => {
+  const liquidityUpdate = (ws: WsClient, available: number) =>
+    ws.next((m) => m.type === 'liquidity.update' && m.changed_entries.some((e: any) => e.liquidity_hash === exOver() && e.available === available), 5_000);
+  const liquidityOf = () => c.api(`/flow/v1/contests/${line.contestId}/liquidity`);
+  const available = (m: any) => m.changed_entries.find((e: any) => e.liquidity_hash === exOver())?.available;
+
+  it('GET liquidity meta.event_id is the id of the last liquidity.update received', async () => {
+    await setOver('sim_exchange', 0.6, 7_000);
+    const upd = await liquidityUpdate(a, 7_000);
+    const r = await eventually(liquidityOf, (x) => x.body.meta.event_id === upd.event_id);
+    expect(r.body.meta.event_id).toBe(upd.event_id);
+    expect(r.body.data.find((p: any) => p.position_hash === line.over.position_hash).partner_liquidities.find((q: any) => q.partner_id === 'sim_exchange').available).toBe(7_000);
+  });
+
+  it('snapshot then stream: GET liquidity, then subscribe with resume_from meta.event_id, misses nothing', async () => {
+    await setOver('sim_exchange', 0.6, 7_100);
+    await liquidityUpdate(a, 7_100);
+    const snap = await eventually(liquidityOf, (x) => quoteAvailable(x) === 7_100);
+    expect(quoteAvailable(snap)).toBe(7_100);
+    // A change between the snapshot and the subscribe: without resume it would be lost.
+    await setOver('sim_exchange', 0.6, 7_200);
+    await liquidityUpdate(a, 7_200);
+    const s = await open();
+    expect(await s.request({ action: 'subscribe', channel: 'liquidity', contest_ids: [line.contestId], resume_from: { [line.contestId]: snap.body.meta.event_id } })).toMatchObject({ type: 'subscribed' });
+    await liquidityUpdate(s, 7_200);
+    await setOver('sim_exchange', 0.6, 7_300);
+    await liquidityUpdate(s, 7_300);
+    const got = s.all.filter((m) => m.type === 'liquidity.update');
+    expect(got.map(available)).toEqual([7_200, 7_300]);
+    await s.close();
+  });
+
+  it('a client away for 5 s while 100 changes happen resumes from its last event_id: all 100, in order, none twice', async () => {
+    const r1 = await open();
+    await r1.request({ action: 'subscribe', channel: 'liquidity', contest_ids: [line.contestId] });
+    await setOver('sim_exchange', 0.6, 8_000);
+    const last = (await liquidityUpdate(r1, 8_000)).event_id;
+    await r1.close();
+    const away = Date.now();
+    const seen: any[] = [];
+    for (let i = 1; i <= 100; i++) {
+      await setOver('sim_exchange', 0.6, 8_000 + i);
+      seen.push(await liquidityUpdate(a, 8_000 + i));
+    }
+    await new Promise((res) => setTimeout(res, Math.max(0, 5_000 - (Date.now() - away))));
+    const r2 = await open();
+    await r2.request({ action: 'subscribe', channel: 'liquidity', contest_ids: [line.contestId], resume_from: { [line.contestId]: last } });
+    await liquidityUpdate(r2, 8_100);
+    await setOver('sim_exchange', 0.6, 8_200);
+    await liquidityUpdate(r2, 8_200);
+    const got = r2.all.filter((m) => m.type === 'liquidity.update');
+    expect(got.map(available)).toEqual([...Array.from({ length: 100 }, (_, i) => 8_001 + i), 8_200]);
+    // The very events the connected client got, same ids, each once.
+    expect(got.slice(0, 100).map((m) => m.event_id)).toEqual(seen.map((m) => m.event_id));
+    expect(new Set(got.map((m) => m.event_id)).size).toBe(got.length);
+    await r2.close();
+  }, 60_000);
+
+  it('an id the service never issued: resume_unavailable, then live', async () => {
+    const u = await open();
+    await u.request({ action: 'subscribe', channel: 'liquidity', contest_ids: [line.contestId], resume_from: { [line.contestId]: '1-0' } });
+    expect(await u.next((m) => m.type === 'error', 5_000)).toMatchObject({ code: 'resume_unavailable', channel: 'liquidity', contest_id: line.contestId });
+    await setOver('sim_exchange', 0.6, 9_000);
+    expect((await liquidityUpdate(u, 9_000)).event_id).toMatch(/^\d+-\d+$/);
+    await u.close();
+  });
+});
+
+function quoteAvailable(r: { body: any }): number | undefined {
+  return r.body.data.find((p: any) => p.position_hash === line.over.position_hash)?.partner_liquidities.find((q: any) => q.partner_id === 'sim_exchange')?.available;
+}

@@ -7,7 +7,6 @@ import { pino } from 'pino';
 import { LiquidityProcessor } from '../../pipelines/processors/liquidity.js';
 import type { ComputePool } from '../../pipelines/compute-pool.js';
 import { createPool } from '../../src/store/pg/pool.js';
-import { BusPublisher } from '../../src/store/redis/bus.js';
 import { createRedis, Keyspace } from '../../src/store/redis/client.js';
 import { HotState } from '../../src/store/redis/hot.js';
 
@@ -26,7 +25,6 @@ new LiquidityProcessor({
   ks,
   pool: createPool(env.DATABASE_URL!, 2),
   hot: new HotState(redis, ks),
-  bus: new BusPublisher(redis, ks),
   compute: hanging,
   log: pino({ level: 'silent' }),
   now: Date.now,

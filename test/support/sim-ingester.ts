@@ -5,7 +5,6 @@
 import { pino } from 'pino';
 import { Ingester } from '../../pipelines/ingest/ingester.js';
 import { LiquidityProducer } from '../../pipelines/producers/liquidity.js';
-import { BusPublisher } from '../../src/store/redis/bus.js';
 import type { HotState } from '../../src/store/redis/hot.js';
 import { createSimAdapters, type SimMarket } from '../../src/venues/sim/index.js';
 import type { TestStack } from './stack.js';
@@ -16,7 +15,6 @@ export function simIngester(s: TestStack, market: SimMarket, hot: HotState, now:
     adapters: createSimAdapters(market, { clock: now }),
     hot,
     producer,
-    bus: new BusPublisher(s.rt.redis, s.rt.ks),
     log: pino({ level: 'silent' }),
     now,
     leagueOf: () => null,

@@ -1,9 +1,10 @@
 /**
  * The API process's copies of contests' serialized liquidity. A contest's liquidity is large (every
  * position × venue) and read far more often than it changes, so the last copy per contest is kept.
- * Every recomputation publishes on the bus, which drops the copy at once; should a bus message be
- * lost, a copy older than revalidateMs is checked against its version (a few bytes) before it is
- * served again.
+ * Every recomputation publishes the contest id on the liquidity-changed topic, which drops the copy
+ * at once; should that message be lost (pub/sub is fire-and-forget), a copy older than revalidateMs
+ * is checked against its version (a few bytes) before it is served again. A copy carries the id of
+ * the last liquidity event it reflects (REST meta.event_id), stored with it in the same write.
  *
  * Bounded two ways: at most maxContests copies (least recently read out first), and a copy whose
  * hot state is gone (a closed contest past its retention) is dropped on its next read or by the
@@ -15,7 +16,14 @@ import type { HotState } from '../../../src/store/redis/hot.js';
 interface Copy {
   version: number;
   fragment: Buffer;
+  eventId: string | null;
   checkedAt: number;
+}
+
+/** A contest's serialized liquidity and the id of the last liquidity event it reflects (null before the first). */
+export interface LiquidityCopy {
+  fragment: Buffer;
+  eventId: string | null;
 }
 
 export interface LiquidityCopiesOptions {
@@ -46,15 +54,16 @@ export class LiquidityCopies {
     return this.copies.size;
   }
 
-  /** The contest's liquidity fragment, or null when none is stored (never computed, or expired). */
-  async get(contestId: string): Promise<Buffer | null> {
+  /** The contest's liquidity, or null when none is stored (never computed, or expired). */
+  async get(contestId: string): Promise<LiquidityCopy | null> {
     const hit = this.copies.get(contestId);
     const t = this.now();
     if (hit) {
-      if (t - hit.checkedAt < this.revalidateMs) return hit.fragment;
+      if (t - hit.checkedAt < this.revalidateMs) return hit;
+      // The version moves with every write, and the event id only with a write: equal versions, same id.
       if ((await this.hot.liquidityVersion(contestId)) === hit.version) {
         hit.checkedAt = t;
-        return hit.fragment;
+        return hit;
       }
     }
     const fresh = await this.hot.liquidityWithVersion(contestId);
@@ -62,9 +71,9 @@ export class LiquidityCopies {
       this.copies.delete(contestId);
       return null;
     }
-    const fragment = Buffer.from(fresh.json);
-    this.copies.set(contestId, { version: fresh.version, fragment, checkedAt: t });
-    return fragment;
+    const copy: Copy = { version: fresh.version, fragment: Buffer.from(fresh.json), eventId: fresh.eventId, checkedAt: t };
+    this.copies.set(contestId, copy);
+    return copy;
   }
 
   /** The contest was recomputed (or closed): the next read fetches it again. */

@@ -10,12 +10,12 @@ import { badRequest, notFound } from '../../../src/errors.js';
 import { parsePositionHash } from '../../../src/domain/hashes.js';
 import { getContest } from '../../../src/store/pg/catalog.js';
 import type { HotState } from '../../../src/store/redis/hot.js';
-import { decodeBusMessage, subscribeBus } from '../../../src/store/redis/bus.js';
+import { logKeys } from '../../../src/store/redis/eventlog.js';
 import type { AppContext } from '../context.js';
 import { sendCachedData, sendEnvelope, sendFragment } from '../reply.js';
 import { Id, IdParams, PositionHash } from '../schemas.js';
 import { Errors, Ok } from '../openapi/responses.js';
-import { ContestState, ContestStateEntry, Depth, Position } from '../openapi/shapes.js';
+import { ContestState, ContestStateEntry, Depth, LiquidityMeta, Position } from '../openapi/shapes.js';
 import { LiquidityCopies } from './copies.js';
 
 export function liquidityRoutes(hot: HotState) {
@@ -34,26 +34,38 @@ export function liquidityRoutes(hot: HotState) {
     const copies = new LiquidityCopies(hot);
     const sweep = setInterval(() => copies.sweep(), 30_000);
     sweep.unref();
-    const liquidityFragment = (contestId: string) => copies.get(contestId);
+    // Every write that recomputes a contest's liquidity publishes the contest id here.
+    const changed = logKeys(ctx.ks).liquidityChanged;
     const subscriber = ctx.redis.duplicate();
-    const unsubscribe = await subscribeBus(subscriber, ctx.ks, ['liquidity'], (_c, raw) => {
-      const contestId = decodeBusMessage('liquidity', raw).contest_id;
-      if (contestId) copies.drop(contestId);
+    subscriber.on('message', (topic: string, contestId: string) => {
+      if (topic === changed) copies.drop(contestId);
     });
+    await subscriber.subscribe(changed);
     app.addHook('onClose', async () => {
       clearInterval(sweep);
-      await unsubscribe().catch(() => undefined);
+      await subscriber.unsubscribe(changed).catch(() => undefined);
       subscriber.disconnect();
     });
+    const eventIdMeta = (id: string | null) => `"event_id":${id === null ? 'null' : JSON.stringify(id)}`;
 
     app.get<{ Params: Static<typeof IdParams> }>(
       '/flow/v1/contests/:id/liquidity',
-      { schema: { params: IdParams, tags: ['liquidity'], summary: 'Every bettable position of a contest with venue prices', operationId: 'getContestLiquidity', response: { 200: Ok(Type.Array(Position), 'Every position of the contest; empty while nothing is quoted'), 404: Errors.notFound } }, config: { entitlements: ['markets:read'] } },
+      {
+        schema: {
+          params: IdParams,
+          tags: ['liquidity'],
+          summary: 'Every bettable position of a contest with venue prices',
+          description: 'meta.event_id names the last liquidity event this snapshot reflects: subscribe to the stream with resume_from {contest_id: event_id} to get every change after it (docs/stream.md).',
+          operationId: 'getContestLiquidity',
+          response: { 200: Ok(Type.Array(Position), 'Every position of the contest; empty while nothing is quoted', LiquidityMeta), 404: Errors.notFound },
+        },
+        config: { entitlements: ['markets:read'] },
+      },
       async (req, reply) => {
-        const fragment = await liquidityFragment(req.params.id);
-        if (fragment !== null) return sendCachedData(reply, now(), fragment);
+        const copy = await copies.get(req.params.id);
+        if (copy !== null) return sendCachedData(reply, now(), copy.fragment, eventIdMeta(copy.eventId));
         if (!(await contestExists(req.params.id))) throw notFound('contest', req.params.id);
-        return sendFragment(reply, now(), '"data":[]');
+        return sendFragment(reply, now(), '"data":[]', eventIdMeta(null));
       },
     );
 

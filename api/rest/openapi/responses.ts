@@ -13,8 +13,8 @@ import { Meta, Pagination } from './shapes.js';
 
 const closed = { additionalProperties: false } as const;
 
-/** `{data, meta}`. */
-export const Ok = (data: TSchema, description: string) => Type.Object({ data, meta: Meta }, { ...closed, description });
+/** `{data, meta}` (`meta`: a route's own meta shape, e.g. LiquidityMeta). */
+export const Ok = (data: TSchema, description: string, meta: TSchema = Meta) => Type.Object({ data, meta }, { ...closed, description });
 
 /** `{data: item[], pagination, meta}`: a cursor-paginated list. */
 export const OkPage = (item: TSchema, description: string) =>

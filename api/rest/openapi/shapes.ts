@@ -38,6 +38,19 @@ export const Meta = Type.Object(
   { $id: 'Meta', ...closed },
 );
 
+/** GET contests/:id/liquidity: Meta plus the stream position of the snapshot. */
+export const LiquidityMeta = Type.Object(
+  {
+    ...Meta.properties,
+    event_id: Nullable(
+      Type.String({
+        description: 'the id of the last liquidity event this snapshot reflects (null before the first); pass it as resume_from on the stream to get every change after it',
+      }),
+    ),
+  },
+  { $id: 'LiquidityMeta', ...closed },
+);
+
 // ---- catalog -------------------------------------------------------------------------------------
 
 export const League = Type.Object(

@@ -1,4 +1,4 @@
-/** Routing of bus events to subscribers: contests, per-connection seq, filters, private channels, scale-out. */
+/** Routing of log events (orders and balance: bus messages) to subscribers: contests, per-connection seq, event ids, filters, private channels, scale-out. */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../../../src/ids.js';
 import { liquidityEvent, startHarness, ticksEvent, type Harness } from './harness.js';
@@ -37,8 +37,9 @@ describe('liquidity', () => {
     expect(ids(a)).toEqual(['A', 'A']);
     expect(ids(b)).toEqual(['A', 'B', 'A']);
     expect(ids(every)).toEqual(['A', 'B', 'C', 'END', 'A']);
-    // The bus event string is forwarded byte for byte.
+    // The logged event string is forwarded byte for byte, with only its event_id spliced in.
     expect(every.texts).toContain(sent.C);
+    expect(sent.C).toMatch(/^\{"type":"liquidity.update","event_id":"\d+-\d+","contest_id":"C",/);
     expect(b.texts).toContain(sent.B);
   });
 
@@ -50,7 +51,7 @@ describe('liquidity', () => {
     const ev = { type: 'contest_state.update', contest_id: 'S1', state: { game_status: 'live' }, refreshed_at: now(), timestamp: now() };
     await h.publish('contest_state', 'S2', { ...ev, contest_id: 'S2' });
     const text = await h.publish('contest_state', 'S1', ev);
-    expect(await c.next()).toEqual(ev);
+    expect(await c.next()).toEqual({ ...ev, event_id: expect.stringMatching(/^\d+-\d+$/) });
     expect(c.texts.at(-1)).toBe(text);
     expect((await other.next()).contest_id).toBe('S2');
     expect((await other.next()).contest_id).toBe('S1');
@@ -72,10 +73,10 @@ describe('ticks', () => {
     expect(got1.map((m) => m.seq)).toEqual([1, 2, 3, 4]);
     expect(got1.map((m) => m.contest_id)).toEqual(['T1', 'T2', 'T1', 'T2']);
     expect(got2.map((m) => m.seq)).toEqual([1, 2]);
-    // Apart from seq, the event is the published one.
-    expect(got1[0]).toEqual({ ...events[0], seq: 1 });
-    expect(got2[1]).toEqual({ ...events[2], seq: 2 });
-    expect(one.texts[one.texts.length - 4]!.startsWith('{"type":"ticks","seq":1,"contest_id":"T1"')).toBe(true);
+    // Apart from seq and event_id, the event is the published one; both connections got the same id.
+    expect(got1[0]).toEqual({ ...events[0], seq: 1, event_id: expect.stringMatching(/^\d+-\d+$/) });
+    expect(got2[1]).toEqual({ ...events[2], seq: 2, event_id: got1[2].event_id });
+    expect(one.texts[one.texts.length - 4]!.startsWith(`{"type":"ticks","seq":1,"event_id":"${got1[0].event_id}","contest_id":"T1"`)).toBe(true);
     // Re-subscribing keeps counting on the same connection.
     await two.request({ action: 'subscribe', channel: 'ticks', contest_ids: ['T2'] });
     await h.publish('ticks', 'T2', ticksEvent('T2'));
@@ -116,7 +117,8 @@ describe('trades', () => {
     await h.publish('trades', 'TR', tradesEvent(print(200, 'tiny')));
     await h.publish('trades', 'TR', tradesEvent(print(1000, 'edge')));
 
-    expect(await big.next()).toEqual({ ...mixed, trades: [mixed.trades[1]] });
+    const filtered = await big.next();
+    expect(filtered).toEqual({ ...mixed, trades: [mixed.trades[1]], event_id: JSON.parse(mixedText).event_id });
     expect((await big.next()).trades.map((t: { venue_trade_id: string }) => t.venue_trade_id)).toEqual(['edge']);
     await all.next();
     expect(all.texts.find((t) => t.startsWith('{"type":"trades"'))).toBe(mixedText);

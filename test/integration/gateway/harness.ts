@@ -1,13 +1,17 @@
 /**
  * A real stack (PostgreSQL database + Redis prefix of its own) with stream gateways on ephemeral
- * ports, keys per plan, a bus publisher and WebSocket clients that are all closed after each test.
+ * ports, keys per plan, an event-log appender (a bus publisher for orders and balance) and
+ * WebSocket clients that are all closed after each test.
  */
-import { startGateway, type Gateway, type GatewayTuning } from '../../../api/gateway/index.js';
+import { startGateway, type Gateway, type GatewayDeps, type GatewayTuning } from '../../../api/gateway/index.js';
+import { spliceMembers } from '../../../api/gateway/resume.js';
+import { CHANNEL_RULES } from '../../../api/gateway/channels.js';
 import type { Plan } from '../../../src/domain/plans.js';
 import type { BusMessage, StreamChannel } from '../../../src/domain/stream.js';
 import { createKey, type CreatedKey } from '../../../src/store/pg/keys.js';
 import { BusPublisher } from '../../../src/store/redis/bus.js';
 import { createRedis } from '../../../src/store/redis/client.js';
+import { HotState } from '../../../src/store/redis/hot.js';
 import { REDIS_URL, startStack, type TestStack } from '../../support/stack.js';
 import { connectWs, type ConnectOptions, type WsClient } from './ws-client.js';
 
@@ -15,15 +19,22 @@ export interface Harness {
   s: TestStack;
   gw: Gateway;
   bus: BusPublisher;
+  hot: HotState;
   /** Starts one more gateway against the same stores (scale-out). Stopped by close(). */
-  startGateway(tuning?: Partial<GatewayTuning>): Promise<Gateway>;
+  startGateway(tuning?: Partial<GatewayTuning>, deps?: Pick<GatewayDeps, 'replayReader'>): Promise<Gateway>;
   key(plan: Plan, extra?: { entitlements?: string[]; workspaceId?: string }): Promise<CreatedKey>;
   url(apiKey: string | null, gw?: Gateway): string;
   /** Connects and consumes the `connected` greeting. */
   connect(apiKey: string, opts?: ConnectOptions & { gw?: Gateway }): Promise<WsClient>;
   /** Connects without waiting for anything (refusals, raw greeting checks). */
   open(apiKey: string | null, opts?: ConnectOptions & { gw?: Gateway }): Promise<WsClient>;
+  /**
+   * Appends the event to the contest's log (orders and balance: publishes it on the bus). Returns
+   * the text a client receives (event_id spliced in; ticks also get seq, so tests read those parsed).
+   */
   publish(channel: StreamChannel, contestId: string | null, event: object, extra?: Partial<BusMessage>): Promise<string>;
+  /** As publish, for a log channel: the event's id and the text a client receives. */
+  append(channel: StreamChannel, contestId: string, event: object, leagueId?: string | null): Promise<{ id: string; text: string }>;
   closeClients(): Promise<void>;
   close(): Promise<void>;
 }
@@ -33,8 +44,9 @@ export async function startHarness(tuning: Partial<GatewayTuning> = {}): Promise
   const gateways: Gateway[] = [];
   const clients = new Set<WsClient>();
   const config = { ...s.config, streamPort: 0 };
-  const start = async (t: Partial<GatewayTuning> = tuning) => {
+  const start = async (t: Partial<GatewayTuning> = tuning, extra: Pick<GatewayDeps, 'replayReader'> = {}) => {
     const gw = await startGateway({
+      ...extra,
       config,
       log: s.rt.log,
       pool: s.rt.pool,
@@ -51,6 +63,13 @@ export async function startHarness(tuning: Partial<GatewayTuning> = {}): Promise
   };
   const gw = await start();
   const bus = new BusPublisher(s.rt.redis, s.rt.ks);
+  const hot = new HotState(s.rt.redis, s.rt.ks);
+  const append = async (channel: StreamChannel, contestId: string, event: object, leagueId: string | null = null) => {
+    const text = JSON.stringify(event);
+    const id = await hot.append(contestId, [{ channel, league_id: leagueId, event: text }]);
+    if (!id) throw new Error(`appending to contest ${contestId} stored nothing`);
+    return { id, text: spliceMembers(text, `"event_id":"${id}"`) };
+  };
   const url = (apiKey: string | null, g: Gateway = gw) =>
     `ws://127.0.0.1:${g.port}/flow/v1/stream${apiKey === null ? '' : `?api_key=${encodeURIComponent(apiKey)}`}`;
   const open = async (apiKey: string | null, opts: ConnectOptions & { gw?: Gateway } = {}) => {
@@ -66,7 +85,8 @@ export async function startHarness(tuning: Partial<GatewayTuning> = {}): Promise
     s,
     gw,
     bus,
-    startGateway: (t) => start(t),
+    hot,
+    startGateway: (t, deps) => start(t, deps),
     key: (plan, extra = {}) =>
       createKey(s.rt.pool, s.rt.gate, { plan, keyType: 'data', environment: 'test', workspaceId: extra.workspaceId, entitlements: extra.entitlements }),
     url,
@@ -77,10 +97,15 @@ export async function startHarness(tuning: Partial<GatewayTuning> = {}): Promise
       return c;
     },
     async publish(channel, contestId, event, extra = {}) {
+      if (CHANNEL_RULES[channel].delivery !== 'private') {
+        if (contestId === null) throw new Error(`${channel} events belong to a contest`);
+        return (await append(channel, contestId, event, extra.league_id ?? null)).text;
+      }
       const text = JSON.stringify(event);
       await bus.publish({ channel, contest_id: contestId, league_id: null, event: text, ...extra });
       return text;
     },
+    append,
     closeClients,
     async close() {
       await closeClients();

@@ -6,7 +6,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ComputePool } from '../../../pipelines/compute-pool.js';
 import { LiquidityProcessor } from '../../../pipelines/processors/liquidity.js';
 import { LiquidityProducer } from '../../../pipelines/producers/liquidity.js';
-import { BusPublisher } from '../../../src/store/redis/bus.js';
 import { HotState } from '../../../src/store/redis/hot.js';
 import { buildSimCatalog } from '../../../src/venues/sim/catalog.js';
 import type { NormalizedQuote } from '../../../src/venues/types.js';
@@ -65,7 +64,6 @@ describe('a killed compute worker', () => {
       ks: s.rt.ks,
       pool: s.rt.pool,
       hot,
-      bus: new BusPublisher(s.rt.redis, s.rt.ks),
       compute,
       log: pino({ level: 'silent' }),
       now: Date.now,

@@ -8,7 +8,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ComputePool } from '../../../pipelines/compute-pool.js';
 import { LiquidityProcessor } from '../../../pipelines/processors/liquidity.js';
 import { LiquidityProducer } from '../../../pipelines/producers/liquidity.js';
-import { BusPublisher } from '../../../src/store/redis/bus.js';
 import { HOT_KINDS, HotState } from '../../../src/store/redis/hot.js';
 import { buildSimCatalog, SimMarket } from '../../../src/venues/sim/index.js';
 import type { NormalizedQuote } from '../../../src/venues/types.js';
@@ -133,7 +132,6 @@ describe("the compute worker's contest facts", () => {
       ks: s.rt.ks,
       pool: s.rt.pool,
       hot,
-      bus: new BusPublisher(s.rt.redis, s.rt.ks),
       compute,
       log: pino({ level: 'silent' }),
       now: () => t,

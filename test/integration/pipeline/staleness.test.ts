@@ -8,7 +8,6 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ComputePool } from '../../../pipelines/compute-pool.js';
 import { LiquidityProcessor } from '../../../pipelines/processors/liquidity.js';
-import { BusPublisher } from '../../../src/store/redis/bus.js';
 import { logKeys } from '../../../src/store/redis/eventlog.js';
 import { HotState } from '../../../src/store/redis/hot.js';
 import { buildSimCatalog, SimMarket } from '../../../src/venues/sim/index.js';
@@ -52,7 +51,6 @@ describe('a venue that stops confirming its quotes', () => {
       ks: s.rt.ks,
       pool: s.rt.pool,
       hot,
-      bus: new BusPublisher(s.rt.redis, s.rt.ks),
       compute,
       log: pino({ level: 'silent' }),
       now: () => t,

@@ -35,7 +35,7 @@ describe('liquidity copies', () => {
     let t = 1_000_000;
     const copies = new LiquidityCopies(hot, { maxContests: 2, revalidateMs: 10, idleMs: 60_000, now: () => t });
     for (const c of ['c1', 'c2', 'c3']) await hot.writeComputed(c, 1, `[${JSON.stringify(c)}]`, '{}', []);
-    expect((await copies.get('c1'))!.toString()).toBe('["c1"]');
+    expect((await copies.get('c1'))!.fragment.toString()).toBe('["c1"]');
     await copies.get('c2');
     await copies.get('c3');
     expect(copies.size).toBe(2);
