@@ -71,7 +71,7 @@ describe('ticks', () => {
       median: 0.6,
     });
     expect(Object.keys(first.tick).sort()).toEqual(
-      ['actionable', 'american_odds', 'as_of', 'available', 'buy_id', 'fee_packet', 'liquidity_hash', 'median', 'outlier', 'partner_id', 'partner_name', 'position_hash', 'price', 'source'].sort(),
+      ['actionable', 'american_odds', 'as_of', 'available', 'buy_id', 'fee_packet', 'is_stale', 'liquidity_hash', 'median', 'outlier', 'partner_id', 'partner_name', 'position_hash', 'price', 'source'].sort(),
     );
     expect(first.event).toMatchObject({ type: 'ticks', contest_id: line.contestId, seq: expect.any(Number), event_id: expect.stringMatching(/^\d+-\d+$/), timestamp: expect.any(String) });
     await setOver('sim_exchange', 0.62, 5_000);
@@ -85,7 +85,7 @@ describe('ticks', () => {
     expect(upd.refresh_required).toBe(false);
     expect(upd.event_id).toMatch(/^\d+-\d+$/);
     const ticks = await a.drain((m) => m.type === 'ticks', 400);
-    expect(ticks.flatMap((m) => m.ticks).filter((t: any) => t.liquidity_hash === exOver())).toEqual([]);
+    expect(ticks.flatMap((m) => m.ticks).filter((t: any) => t.liquidity_hash === exOver()).map((t: any) => [t.price, t.available, t.is_stale, t.as_of])).toEqual([]);
   });
 
   it('sends size-only moves that shrink to USD 1,000 or less, empty, or refill from empty', async () => {

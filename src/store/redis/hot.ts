@@ -19,6 +19,7 @@
  * itself lives twice the retention, to catch writes that straggle in after the state has gone.
  */
 import type { Keyspace, Redis } from './client.js';
+import { luaScript, type ScriptCall } from './script.js';
 import { eventArgs, histArgs, LOG_LIMITS, logKeys, logLua, type HistAppend, type LogAppend, type LogLimits } from './eventlog.js';
 
 /** Every per-contest key kind of the hot state and its event log (the `closed` marker apart). */
@@ -117,7 +118,7 @@ for i = 2, #KEYS do redis.call('PEXPIREAT', KEYS[i], at) end
 return at
 `;
 
-/** The write scripts, bound to one connection under names that carry the log limits they were built with. */
+/** The write scripts (keys first, then arguments), built with one set of log limits. */
 interface HotCommands {
   writeQuotes(...keysThenArgs: (string | number)[]): Promise<number>;
   writeComputed(...keysThenArgs: (string | number)[]): Promise<0 | [1, string]>;
@@ -126,26 +127,18 @@ interface HotCommands {
   closeContest(numKeys: number, ...keysThenRetention: (string | number)[]): Promise<number>;
 }
 
-/**
- * Defines the scripts on a connection once per set of limits (ioredis keeps them per connection and
- * sends EVALSHA, falling back to EVAL after a Redis restart emptied its script cache).
- */
 function hotCommands(redis: Redis, limits: LogLimits): HotCommands {
-  const tag = [limits.minEvents, limits.minAgeMs, limits.maxEvents, limits.feedMax, limits.histMax].join('_');
-  const name = (n: string) => `flow${n}_${tag}`;
-  const r = redis as unknown as Record<string, (...a: unknown[]) => Promise<never>>;
-  if (!r[name('Append')]) {
-    const lua = logLua(limits);
-    redis.defineCommand(name('WriteQuotes'), { numberOfKeys: 5, lua: WRITE_QUOTES_LUA(lua) });
-    redis.defineCommand(name('WriteComputed'), { numberOfKeys: 10, lua: WRITE_COMPUTED_LUA(lua) });
-    redis.defineCommand(name('WriteState'), { numberOfKeys: 4, lua: WRITE_STATE_LUA(lua) });
-    redis.defineCommand(name('Append'), { numberOfKeys: 4, lua: APPEND_LUA(lua) });
-    redis.defineCommand(name('CloseContest'), { lua: CLOSE_LUA });
-  }
-  const bind = (n: string) => (...a: unknown[]) => r[name(n)]!.apply(redis, a);
-  return { writeQuotes: bind('WriteQuotes'), writeComputed: bind('WriteComputed'), writeState: bind('WriteState'), append: bind('Append'), closeContest: bind('CloseContest') };
+  const lua = logLua(limits);
+  const withKeys = <R>(script: ScriptCall<R>, numKeys: number) => (...a: (string | number)[]) => script(a.slice(0, numKeys) as string[], a.slice(numKeys));
+  const close = luaScript<number>(redis, CLOSE_LUA);
+  return {
+    writeQuotes: withKeys(luaScript<number>(redis, WRITE_QUOTES_LUA(lua)), 5),
+    writeComputed: withKeys(luaScript<0 | [1, string]>(redis, WRITE_COMPUTED_LUA(lua)), 10),
+    writeState: withKeys(luaScript<number>(redis, WRITE_STATE_LUA(lua)), 4),
+    append: withKeys(luaScript<string>(redis, APPEND_LUA(lua)), 4),
+    closeContest: (numKeys, ...rest) => close(rest.slice(0, numKeys) as string[], rest.slice(numKeys)),
+  };
 }
-
 
 export interface HotStateOptions {
   /** How long a closed contest's hot state stays readable (default DEFAULT_HOT_RETENTION_MS). */
