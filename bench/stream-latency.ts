@@ -12,7 +12,9 @@
  * child processes note the first message carrying each change (bench/support/latency-clients.ts).
  * A change's latency is the first receipt of it or of a later change of the entry, minus its send
  * time: the pipeline computes from the latest venue state, so changes that come faster than it
- * computes are folded into the next (counted, not a loss; bench/support/latency-score.ts).
+ * computes are folded into the next (counted, not a loss; bench/support/latency-score.ts). The last
+ * change of a round is sent once all others are answered, so it is certainly the state the round
+ * ends in (POSTs in flight together may be applied out of order): every client must receive it.
  *
  * The baseline (bench/support/raw-publisher.ts, its own process) is fed by the same injector over
  * HTTP: POST /publish publishes the body verbatim. Both sides pay the same request, so the ratio is
@@ -31,6 +33,7 @@
  *   npm run bench -- stream-latency [--clients 200,1000] [--rate 50] [--multiplier 10] [--seconds 10]
  *                                   [--rounds 5] [--warmup 1] [--procs 2] [--contest <id>] [--partner <sim venue>] [--discard-check]
  */
+import { availableParallelism, loadavg } from 'node:os';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { createKey } from '../src/store/pg/keys.js';
@@ -181,8 +184,8 @@ interface Live {
 
 const band = (liquidityHash: string, base: number, count: number): Track => ({ liquidityHash, base, step: STEP, count });
 
-function job(s: Side, base: number, count: number, rate: number): Injection {
-  return { url: s.postUrl, headers: s.headers, pre: s.pre, post: s.post, prices: Array.from({ length: count }, (_, i) => priceOf(base, i)), rate };
+function job(s: Side, base: number, count: number, rate: number, lastAfterAnswers = false): Injection {
+  return { url: s.postUrl, headers: s.headers, pre: s.pre, post: s.post, prices: Array.from({ length: count }, (_, i) => priceOf(base, i)), rate, lastAfterAnswers };
 }
 
 async function warmUp(injector: Injector, l: Live, o: Run): Promise<void> {
@@ -193,13 +196,17 @@ async function warmUp(injector: Injector, l: Live, o: Run): Promise<void> {
   await sleep(500);
 }
 
-/** One round of one side: inject n changes from base, wait for late deliveries, add the figures up. */
+/**
+ * One round of one side: inject n changes from base, wait for late deliveries, add the figures up.
+ * The last change goes out once the others are answered, so it is the state the round ends in:
+ * every client must receive it, and it stands for any change overtaken by an earlier one in flight.
+ */
 async function round(injector: Injector, l: Live, o: Run, base: number, n: number): Promise<void> {
   await l.clients.track(band(o.liquidityHash, base, n), o.discardEvery);
   const loop = monitorEventLoopDelay({ resolution: 1 });
   loop.enable();
   const cpu0 = await l.side.cpuMicros();
-  const run = await injector.inject(job(l.side, base, n, o.rate));
+  const run = await injector.inject(job(l.side, base, n, o.rate, true));
   l.cpuMicros += (await l.side.cpuMicros()) - cpu0;
   l.windowMs += run.sent.length ? run.sent[run.sent.length - 1]! - run.sent[0]! + 1000 / o.rate : 0;
   await sleep(DRAIN_MS);
@@ -280,6 +287,7 @@ export default async function run(args: string[]): Promise<void> {
     throw new Error('--clients takes positive integers (comma-separated), --rounds a positive integer; --rate, --multiplier and --seconds positive numbers');
   }
 
+  const loadAtStart = loadavg()[0]!;
   const flow = await startFlowAll('streamlat', { FLOW_STREAM_MAX_CONNECTIONS_PER_KEY: String(Math.max(...counts) + 10) });
   let raw: RawPublisher | null = null;
   const groups: LatencyClients[] = [];
@@ -348,6 +356,8 @@ export default async function run(args: string[]): Promise<void> {
           `${pad(row.p50.toFixed(1), 9)}${pad(row.p99.toFixed(1), 9)}${pad(row.score.max.toFixed(1), 9)}${pad(row.cpu.toFixed(0) + '%', 7)}${pad(row.side === 'flow' ? (row.p99 / base.p99).toFixed(2) + '×' : saturated(row) ? 'saturated' : '', 11)}`,
       );
     }
+    // Every process of the bench shares the machine with whatever else runs: say how busy it was.
+    console.log(`  machine: ${availableParallelism()} cores, 1-minute load average ${loadAtStart.toFixed(2)} at the start, ${loadavg()[0]!.toFixed(2)} at the end`);
     if (rows.some(saturated)) {
       console.log(`  saturated: the baseline's median exceeded ${SATURATED_P50_MS} ms, so its publisher or its clients fell behind the schedule on this machine; Flow's ratio against it means nothing there`);
     }

@@ -1,8 +1,9 @@
 /**
  * The change injector of bench/stream-latency.ts, in a process of its own (the outside world): it
  * POSTs `pre + price_i + post` at from + i / rate on keep-alive connections (Node's fetch), never
- * waiting for an answer before the next is due, and reports each send time (nowMs clock, taken
- * just before the request) and the requests that failed or were refused.
+ * waiting for an answer before the next is due (the last one excepted, on request), and reports
+ * each send time (nowMs clock, taken just before the request) and the requests that failed or were
+ * refused.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -18,6 +19,13 @@ export interface Injection {
   post: string;
   prices: number[];
   rate: number;
+  /**
+   * Send the last body only once every other has been answered, so it is certainly applied last:
+   * requests in flight together on several connections may be applied out of order, and a
+   * change overtaken that way would otherwise look lost (the state the service ends in is an
+   * earlier one).
+   */
+  lastAfterAnswers?: boolean;
 }
 
 export interface Injected {
@@ -65,24 +73,30 @@ async function run(job: Injection): Promise<Injected> {
     failed++;
     firstError ??= why;
   };
+  const post = (body: string) => {
+    sent.push(nowMs());
+    return fetch(job.url, { method: 'POST', headers: job.headers, body }).then(
+      async (r) => {
+        const text = await r.text();
+        if (!r.ok) fail(`HTTP ${r.status}: ${text.slice(0, 200)}`);
+      },
+      (err: unknown) => fail(String(err)),
+    );
+  };
+  const scheduled = job.lastAfterAnswers ? bodies.length - 1 : bodies.length;
   const from = nowMs();
-  for (let i = 0; i < bodies.length; i++) {
+  for (let i = 0; i < scheduled; i++) {
     const wait = from + i * interval - nowMs();
     if (wait > 1) await sleep(wait);
-    sent.push(nowMs());
-    answers.push(
-      fetch(job.url, { method: 'POST', headers: job.headers, body: bodies[i] }).then(
-        async (r) => {
-          const text = await r.text();
-          if (!r.ok) fail(`HTTP ${r.status}: ${text.slice(0, 200)}`);
-        },
-        (err: unknown) => fail(String(err)),
-      ),
-    );
+    answers.push(post(bodies[i]!));
     // Behind schedule: still let answers be read between sends.
     if (wait <= 1) await new Promise((r) => setImmediate(r));
   }
   await Promise.all(answers);
+  if (scheduled < bodies.length) {
+    await sleep(Math.max(0, from + scheduled * interval - nowMs()));
+    await post(bodies[scheduled]!);
+  }
   return { sent, failed, firstError };
 }
 
