@@ -8,6 +8,7 @@ const SCENARIOS: Record<string, string> = {
   'rest-liquidity': './rest-liquidity.js',
   ingest: './ingest.js',
   'ws-fanout': './ws-fanout.js',
+  'stream-latency': './stream-latency.js',
   'history-ingest': './history-ingest.js',
   'history-query': './history-query.js',
   soak: './soak.js',
