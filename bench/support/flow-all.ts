@@ -14,8 +14,6 @@ import { startApi } from '../../cli/roles/api.js';
 import { startGatewayRole } from '../../cli/roles/gateway.js';
 import { startCompute, startIngest } from '../../cli/roles/market.js';
 import type { Runtime } from '../../cli/runtime.js';
-import { prepareHistoryStore } from '../../src/store/clickhouse/schema.js';
-import { HistoryWriter } from '../../src/store/clickhouse/writer.js';
 import { HotState } from '../../src/store/redis/hot.js';
 import { benchRuntime } from './stack.js';
 
@@ -44,12 +42,10 @@ export async function startFlowAll(name: string, env: Record<string, string> = {
     rmSync(dataDir, { recursive: true, force: true });
   };
   try {
-    await prepareHistoryStore(rt.clickhouse(), { retentionDays: rt.config.historyRetentionDays });
-    const history = new HistoryWriter(rt.clickhouse(), { metrics: rt.metrics, log: rt.log.child({ component: 'history' }) });
-    stops.push(() => history.close());
-    const ingest = await startIngest(rt, { trades: history });
+    const ingest = await startIngest(rt);
     stops.push(() => ingest.stop());
-    const compute = await startCompute(rt, { history });
+    // The history writer runs in compute, as `flow all` runs it.
+    const compute = await startCompute(rt, { history: true });
     stops.push(() => compute.stop());
     if (!ingest.sim) throw new Error('the simulated venues did not start (FLOW_VENUES must include sim)');
     const api = await startApi(rt, [liquidityRoutes(new HotState(rt.redis, rt.ks)), historyRoutes, simRoutes(ingest.sim)]);
