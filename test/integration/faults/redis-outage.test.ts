@@ -22,6 +22,7 @@ let c: ReturnType<typeof client>;
 let line: Awaited<ReturnType<typeof findTotalLine>>;
 let ws: WsClient;
 let busy: { contestId: string; hashes: Set<string> };
+let idBeforeLoss: string;
 
 interface Sample {
   start: number;
@@ -97,6 +98,11 @@ beforeAll(async () => {
   ws = await connectWs(`ws://127.0.0.1:${svc.streamPort}/flow/v1/stream?api_key=${key}`);
   await ws.next((m) => m.type === 'connected');
   expect((await ws.request({ action: 'subscribe', channel: 'ticks', contest_ids: [line.contestId] })).type).toBe('subscribed');
+  // An event id issued before Redis loses its data: resuming from it later must not replay anything.
+  await c.sim('/sim/v1/quotes', { partner_id: 'sim_exchange', position_hash: line.over.position_hash, price: 0.41, available: 2_000 });
+  const before = await ws.next((m) => m.type === 'ticks' && m.ticks.some((t: any) => t.partner_id === 'sim_exchange' && t.price === 0.41), 10_000);
+  idBeforeLoss = before.event_id;
+  expect(idBeforeLoss).toMatch(/^\d+-\d+$/);
 }, 180_000);
 
 afterAll(async () => {
@@ -190,5 +196,21 @@ describe('Redis killed under load and restarted empty', () => {
     expect(liq.status).toBe(200);
     const back = hashesOf(liq.body.data);
     expect([...busy.hashes].filter((h) => !back.has(h)), 'quotes still missing 6 s after Redis came back').toEqual([]);
+  }, 30_000);
+
+  it('(e) a client resuming from an event id issued before the data loss gets resume_unavailable, then live events', async () => {
+    const late = await connectWs(`ws://127.0.0.1:${svc.streamPort}/flow/v1/stream?api_key=${key}`);
+    try {
+      await late.next((m) => m.type === 'connected');
+      late.send({ action: 'subscribe', channel: 'ticks', contest_ids: [line.contestId], resume_from: { [line.contestId]: idBeforeLoss } });
+      const refusal = await late.next((m) => m.type === 'error' || m.type === 'ticks', 5_000);
+      expect(refusal).toMatchObject({ type: 'error', code: 'resume_unavailable', channel: 'ticks', contest_id: line.contestId });
+      // Then live: a change made now arrives, and nothing from before the loss was replayed.
+      await c.sim('/sim/v1/quotes', { partner_id: 'sim_exchange', position_hash: line.over.position_hash, price: 0.43, available: 2_000 });
+      const live = await late.next((m) => m.type === 'ticks' && m.ticks.some((t: any) => t.partner_id === 'sim_exchange' && t.price === 0.43), 10_000);
+      expect(live.seq).toBe(1);
+    } finally {
+      await late.close().catch(() => undefined);
+    }
   }, 30_000);
 });
