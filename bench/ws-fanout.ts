@@ -26,6 +26,7 @@ import { connectWs, type WsClient } from '../test/integration/gateway/ws-client.
 import { benchRuntime, sleep } from './support/stack.js';
 import { runIfMain } from './support/main.js';
 import { Verdict } from './support/verdict.js';
+import { ClientProcess } from './support/client-process.js';
 
 const CONTEST = 'ctst_bench_busy';
 const HIST_BUCKET_MS = 0.1;
@@ -83,31 +84,11 @@ function liquidityEvent(i: number, sentAt: number): string {
   });
 }
 
-class ClientProcess {
-  private waiters: ((m: FromChild) => void)[] = [];
-  constructor(readonly child: ChildProcess) {
-    child.on('message', (m: FromChild) => {
-      if (m.ev === 'error') console.error(`client process: ${m.message}`);
-      this.waiters.shift()?.(m);
-    });
-  }
-  request<T extends FromChild>(msg: ToChild): Promise<T> {
-    return new Promise((resolve, reject) => {
-      const onExit = (code: number | null) => reject(new Error(`client process exited with ${code}`));
-      this.child.once('exit', onExit);
-      this.waiters.push((m) => {
-        this.child.off('exit', onExit);
-        if (m.ev === 'error') reject(new Error(m.message));
-        else resolve(m as T);
-      });
-      this.child.send(msg);
-    });
-  }
-}
+class ClientProc extends ClientProcess<ToChild, FromChild> {}
 
 /** Several client processes driven as one: connect splits the clients, stats are summed. */
 class ClientGroup {
-  constructor(readonly procs: ClientProcess[]) {}
+  constructor(readonly procs: ClientProc[]) {}
   async connect(url: string, count: number, subscribe: boolean): Promise<{ connected: number; ms: number }> {
     const n = this.procs.length;
     const res = await Promise.all(
@@ -228,7 +209,7 @@ export default async function run(args: string[]): Promise<void> {
     for (let i = 0; i < procs; i++) {
       children.push(spawn(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), '__clients'], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], env: process.env }));
     }
-    const clients = new ClientGroup(children.map((c) => new ClientProcess(c)));
+    const clients = new ClientGroup(children.map((c) => new ClientProc(c)));
     const rawUrl = `ws://127.0.0.1:${rawPort}/raw`;
     const publishRaw = (e: string) => void raw.publish('bench', e, false);
     const publishLog = (e: string) => void hot.append(CONTEST, [{ channel: 'liquidity', league_id: null, event: e }]);

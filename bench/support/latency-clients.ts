@@ -4,11 +4,12 @@
  * Each client notes when it first received each tracked change (bench/support/latency-score.ts);
  * after the run the parent sends the send times and each process scores its own clients.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { connectWs, type WsClient } from '../../test/integration/gateway/ws-client.js';
 import { carriedChange, mergeScores, scoreReceipts, type Score, type Track } from './latency-score.js';
 import { isMain } from './main.js';
+import { ClientProcess } from './client-process.js';
 
 /** Milliseconds on a clock every process of the bench shares (as bench/ws-fanout.ts times). */
 export const nowMs = (): number => performance.timeOrigin + performance.now();
@@ -25,33 +26,16 @@ type FromChild =
   | { ev: 'closed' }
   | { ev: 'error'; message: string };
 
-class ClientProcess {
-  private waiters: ((m: FromChild) => void)[] = [];
-  constructor(readonly child: ChildProcess) {
-    child.on('message', (m: FromChild) => this.waiters.shift()?.(m));
-  }
-  request<T extends FromChild>(msg: ToChild): Promise<T> {
-    return new Promise((resolve, reject) => {
-      const onExit = (code: number | null) => reject(new Error(`client process exited with ${code}`));
-      this.child.once('exit', onExit);
-      this.waiters.push((m) => {
-        this.child.off('exit', onExit);
-        if (m.ev === 'error') reject(new Error(m.message));
-        else resolve(m as T);
-      });
-      this.child.send(msg);
-    });
-  }
-}
+class ClientProc extends ClientProcess<ToChild, FromChild> {}
 
 /** Client processes driven as one: connect splits the clients between them, scores are merged. */
 export class LatencyClients {
-  private constructor(private readonly procs: ClientProcess[]) {}
+  private constructor(private readonly procs: ClientProc[]) {}
 
   static spawn(procs: number): LatencyClients {
     const self = fileURLToPath(import.meta.url);
     return new LatencyClients(
-      Array.from({ length: procs }, () => new ClientProcess(spawn(process.execPath, ['--import', 'tsx', self], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], env: process.env }))),
+      Array.from({ length: procs }, () => new ClientProc(spawn(process.execPath, ['--import', 'tsx', self], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], env: process.env }))),
     );
   }
 

@@ -11,6 +11,7 @@ import { LiquidityProcessor } from '../../../pipelines/processors/liquidity.js';
 import { logKeys } from '../../../src/store/redis/eventlog.js';
 import { HotState } from '../../../src/store/redis/hot.js';
 import { buildSimCatalog, SimMarket } from '../../../src/venues/sim/index.js';
+import { eventually } from '../../support/e2e.js';
 import { simIngester } from '../../support/sim-ingester.js';
 import { startStack, type TestStack } from '../../support/stack.js';
 
@@ -27,16 +28,6 @@ interface Entry {
   is_stale: boolean;
 }
 const entries = (json: string | null): Entry[] => (json ? (JSON.parse(json) as { partner_liquidities: Entry[] }[]).flatMap((p) => p.partner_liquidities) : []);
-
-async function waitFor<T>(read: () => Promise<T>, ok: (v: T) => boolean, ms = 15_000): Promise<T> {
-  const until = Date.now() + ms;
-  let v = await read();
-  while (!ok(v) && Date.now() < until) {
-    await new Promise((r) => setTimeout(r, 50));
-    v = await read();
-  }
-  return v;
-}
 
 describe('a venue that stops confirming its quotes', () => {
   it('is marked stale in REST liquidity and in a liquidity.update, with no other change arriving', async () => {
@@ -60,9 +51,10 @@ describe('a venue that stops confirming its quotes', () => {
       await ingester.flush();
       const contest = market.catalog.contests.find((c) => c.status === 'open')!.id;
       const streaming = (e: Entry) => e.partner_id === 'sim_exchange';
-      const fresh = await waitFor(
+      const fresh = await eventually(
         () => hot.liquidity(contest),
         (j) => entries(j).some(streaming),
+        15_000,
       );
       expect(entries(fresh).filter(streaming).length).toBeGreaterThan(0);
       expect(entries(fresh).filter(streaming).every((e) => !e.is_stale)).toBe(true);
@@ -70,9 +62,10 @@ describe('a venue that stops confirming its quotes', () => {
 
       // Past sim_exchange's 30 s bound: the frozen venue sent nothing since, so nothing confirmed it.
       t += 31_000;
-      const stale = await waitFor(
+      const stale = await eventually(
         () => hot.liquidity(contest),
         (j) => entries(j).filter(streaming).every((e) => e.is_stale),
+        15_000,
       );
       expect(entries(stale).filter(streaming).every((e) => e.is_stale)).toBe(true);
 
