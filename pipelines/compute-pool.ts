@@ -2,13 +2,27 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
-import type { LiquidityJobInput, LiquidityJobOutput } from '../src/compute/job.js';
+import { runLiquidityJob, type LiquidityJobInput, type LiquidityJobOutput } from '../src/compute/job.js';
+
+/**
+ * A job with at most this many venue quotes runs on the calling thread when no task is queued: it
+ * computes in a fraction of a millisecond, less than the two thread hops it would otherwise take,
+ * and those hops are what a quote's way to the stream waits on (bench stream-latency). Larger
+ * jobs, and every job while the pool has work queued, go to the worker threads.
+ */
+export const INLINE_MAX_QUOTES = 64;
 
 /** From the build the compiled task sits beside us; from source, a bootstrap registers tsx first. */
 function taskFile(name: string): string {
   const compiled = fileURLToPath(new URL(`../workers/${name}.js`, import.meta.url));
   if (import.meta.url.endsWith('.js') && existsSync(compiled)) return compiled;
   return fileURLToPath(new URL(`../workers/${name}.boot.mjs`, import.meta.url));
+}
+
+function quoteCount(job: LiquidityJobInput): number {
+  let n = 0;
+  for (const p of job.input.positions) n += p.quotes.length;
+  return n;
 }
 
 export class ComputePool {
@@ -18,7 +32,20 @@ export class ComputePool {
     this.pool = new Piscina({ filename: taskFile('liquidity'), minThreads: threads, maxThreads: threads, idleTimeout: 60_000 });
   }
 
+  /** Jobs run on the calling thread and on the pool (metrics, tests). */
+  inlineRuns = 0;
+  pooledRuns = 0;
+
   liquidity(job: LiquidityJobInput): Promise<LiquidityJobOutput> {
+    if (this.pool.queueSize === 0 && quoteCount(job) <= INLINE_MAX_QUOTES) {
+      this.inlineRuns++;
+      try {
+        return Promise.resolve(runLiquidityJob(job));
+      } catch (err) {
+        return Promise.reject(err as Error);
+      }
+    }
+    this.pooledRuns++;
     return this.pool.run(job);
   }
 

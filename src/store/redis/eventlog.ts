@@ -9,9 +9,10 @@
  *                          least the last LOG_LIMITS.minEvents events or the last minAgeMs,
  *                          whichever holds more, never more than maxEvents (see trim_contest).
  *   liqe:<contest> string  the id of the contest's last liquidity event (REST meta.event_id).
- *   evfeed         stream  one pointer per append {c: contest, a: first id, b: last id}: what
- *                          gateways tail with blocking XREAD (they then read the events from the
- *                          contest's own log, so payloads are stored once). Capped by feedMax.
+ *   evfeed         stream  every event again, in append order across contests {c: contest,
+ *                          i: its event id, ch, l, e}: what gateways tail with one blocking XREAD,
+ *                          so a live event costs them a single round trip. Capped by feedMax (a
+ *                          live tail is milliseconds behind; the contest logs hold the long history).
  *   hist           stream  history rows for ClickHouse {t: table, r: JSON rows, o: outlier
  *                          hashes}; read by the history writer's consumer group, acknowledged
  *                          after the insert landed. Capped by histMax (reached only when no writer
@@ -32,7 +33,7 @@ export interface LogLimits {
   minAgeMs: number;
   /** ... but never more than this many (memory bound: ~333 events/s sustained on one contest). */
   maxEvents: number;
-  /** Pointers kept in the feed (gateways read within milliseconds; this covers long stalls). */
+  /** Events kept in the feed (gateways read within milliseconds; this covers stalls of seconds at full load). */
   feedMax: number;
   /** History entries held for the writer; beyond this the oldest are trimmed (and counted lost). */
   histMax: number;
@@ -42,7 +43,7 @@ export const LOG_LIMITS: LogLimits = {
   minEvents: 10_000,
   minAgeMs: 300_000,
   maxEvents: 100_000,
-  feedMax: 100_000,
+  feedMax: 20_000,
   histMax: 200_000,
 };
 
@@ -141,9 +142,9 @@ local function append_events(evkey, feedkey, contest, from, n)
     last = redis.call('XADD', evkey, '*', 'ch', ARGV[j], 'l', ARGV[j + 1], 'e', ARGV[j + 2])
     if not first then first = last end
     if ARGV[j] == 'liquidity' then liq = last end
+    redis.call('XADD', feedkey, 'MAXLEN', '~', ${l.feedMax}, '*', 'c', contest, 'i', last, 'ch', ARGV[j], 'l', ARGV[j + 1], 'e', ARGV[j + 2])
   end
   trim_contest(evkey, n)
-  redis.call('XADD', feedkey, 'MAXLEN', '~', ${l.feedMax}, '*', 'c', contest, 'a', first, 'b', last)
   return first, last, liq
 end
 
@@ -240,29 +241,17 @@ export class EventLogReader {
     return last[0]?.[0] ?? '0-0';
   }
 
-  /**
-   * Waits up to blockMs for appends after `afterFeedId`, then returns their events (at most `count`
-   * appends per call). Events of an append its contest's log no longer holds (trimmed or expired
-   * while the reader was away) are skipped.
-   */
+  /** Waits up to blockMs for events appended after `afterFeedId`, then returns them (at most `count`). */
   async readFeed(afterFeedId: string, blockMs: number, count = 500): Promise<FeedBatch> {
     const res = (await this.redis.xread('COUNT', count, 'BLOCK', blockMs, 'STREAMS', this.keys.feed, afterFeedId)) as [string, RawEntry[]][] | null;
-    const pointers = res?.[0]?.[1] ?? [];
-    if (pointers.length === 0) return { feedId: afterFeedId, events: [] };
-    const p = this.redis.pipeline();
-    const contests: string[] = [];
-    for (const [, f] of pointers) {
-      const c = field(f, 'c')!;
-      contests.push(c);
-      p.xrange(this.keys.events(c), field(f, 'a')!, field(f, 'b')!);
-    }
-    const ranges = (await p.exec()) ?? [];
+    const entries = res?.[0]?.[1] ?? [];
+    if (entries.length === 0) return { feedId: afterFeedId, events: [] };
     const events: LogEvent[] = [];
-    ranges.forEach(([err, entries], i) => {
-      if (err) throw err;
-      for (const e of entries as RawEntry[]) events.push(toLogEvent(contests[i]!, e));
-    });
-    return { feedId: pointers[pointers.length - 1]![0], events };
+    for (const [, f] of entries) {
+      const league = field(f, 'l');
+      events.push({ id: field(f, 'i')!, contest_id: field(f, 'c')!, channel: field(f, 'ch') as StreamChannel, league_id: league ? league : null, event: field(f, 'e') ?? '' });
+    }
+    return { feedId: entries[entries.length - 1]![0], events };
   }
 
   /**
