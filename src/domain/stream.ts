@@ -1,7 +1,10 @@
 /**
- * Stream events as the spec shows them to WebSocket clients, and the bus that carries them between
- * processes (compute/ingest → Redis pub/sub → every gateway). One bus topic per channel; each message
- * names its contest (and league) so a gateway can route it without parsing the rest.
+ * Stream events as the spec shows them to WebSocket clients. Events of the public channels are
+ * appended to the durable event log (src/store/redis/eventlog.ts) by the script that stores the
+ * state they describe, and gateways read them there; BusMessage is the envelope of what still goes
+ * over Redis pub/sub between processes: the private channels (orders, balance). Either way the
+ * routing fields (contest, league; account for the private channels) travel beside the event, so a
+ * gateway routes it without parsing it.
  */
 import type { FeePacket, QuoteSource } from './quotes.js';
 
@@ -53,7 +56,7 @@ export interface TickEntry extends PartnerLiquidity {
   median: number | null;
 }
 
-/** On the bus a ticks event has no seq: seq is per connection, added by the gateway. */
+/** A ticks event as produced and stored in the event log: no seq, which is per connection and added by the gateway. */
 export interface TicksBusEvent {
   type: 'ticks';
   contest_id: string;
@@ -95,7 +98,7 @@ export interface TradesEvent {
   timestamp: string;
 }
 
-/** Envelope on the bus: routing fields first, then the client-facing event serialized once. */
+/** Envelope on pub/sub (the private channels orders and balance): routing fields first, then the client-facing event serialized once. */
 export interface BusMessage {
   channel: StreamChannel;
   contest_id: string | null;
@@ -118,7 +121,7 @@ export function chunk<T>(items: T[], size = MAX_ENTRIES_PER_EVENT): T[][] {
 }
 
 /**
- * The liquidity.update events of one contest computation, in publish order: the changed entries
+ * The liquidity.update events of one contest computation, in log order: the changed entries
  * split into events of at most MAX_ENTRIES_PER_EVENT, the last one carrying `refresh_required` so a
  * client applies every entry before it refetches. Nothing changed but a refresh is required (the REST
  * answer changed in a way no entry carries): one event with no entries. Neither: no event.

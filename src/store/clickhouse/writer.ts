@@ -1,8 +1,11 @@
 /**
- * Batched, non-blocking writers into ClickHouse (chDB or a server: the same @clickhouse/client
- * insert). The pipeline calls write(), which encodes the row to one TabSeparated line and returns at
- * once; a batch is sealed at `maxBatchRows` rows or every `flushIntervalMs`, and sealed batches
- * are sent oldest first, up to `concurrency` inserts at a time.
+ * History rows into ClickHouse (chDB or a server: the same @clickhouse/client insert): the row
+ * encoders and write metrics every history writer shares, and batched, non-blocking writers. The
+ * live pipeline does not call these writers: its rows go through the history log in Redis, and the
+ * log consumer (pipelines/history/consumer.ts) inserts them with these encoders. The batch writers
+ * serve `flow history synthesize` and the benches: write() encodes the row to one TabSeparated line
+ * and returns at once; a batch is sealed at `maxBatchRows` rows or every `flushIntervalMs`, and
+ * sealed batches are sent oldest first, up to `concurrency` inserts at a time.
  *
  * When ClickHouse is unreachable, sealed batches wait and are retried with exponential backoff.
  * The buffer is bounded (`maxBufferedRows`): past it the oldest batches are dropped, because the
@@ -470,8 +473,9 @@ export type HistoryWriterOptions = BatchWriterOptions & {
 };
 
 /**
- * The three history writers behind one object. Its ticks()/consensus() methods match the compute
- * pipeline's HistorySink, and trades() takes the same TradePrint objects the bus carries.
+ * The three batch writers behind one object (flow history synthesize, tests). ticks(), consensus()
+ * and trades() take the shapes of the stream events (TickEntry, consensus points, TradePrint); the
+ * live pipeline writes through the history log instead (pipelines/history/consumer.ts).
  */
 export class HistoryWriter {
   readonly tickWriter: BatchWriter<TickRow>;
@@ -500,7 +504,7 @@ export class HistoryWriter {
     return this.tradeWriter.write(print);
   }
 
-  /** HistorySink: the ticks a liquidity job produced (as on the bus), timed by their as_of. */
+  /** Tick entries as a ticks stream event carries them, timed by their as_of. */
   ticks(contestId: string, ticks: readonly TickEntry[], _changed?: unknown, atMs?: number): void {
     for (const t of ticks) {
       const asOf = Date.parse(t.as_of);
@@ -518,7 +522,7 @@ export class HistoryWriter {
     }
   }
 
-  /** HistorySink: consensus prices that changed, at `atMs`. A null price (no consensus) is skipped. */
+  /** Consensus prices that changed, at `atMs`. A null price (no consensus) is skipped. */
   consensus(contestId: string, points: readonly { position_hash: string; price: number | null }[], atMs: number): void {
     for (const p of points) {
       if (p.price === null) continue;
@@ -526,7 +530,7 @@ export class HistoryWriter {
     }
   }
 
-  /** Trade prints exactly as the trades bus event carries them. */
+  /** Trade prints exactly as the trades stream event carries them. */
   trades(prints: readonly TradePrint[]): void {
     for (const p of prints) this.tradeWriter.write(p);
   }

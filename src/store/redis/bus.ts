@@ -1,8 +1,15 @@
 /**
- * The event bus between processes: Redis pub/sub on one topic per stream channel. Producers
- * (compute, ingest, execute) publish; every gateway subscribes and fans out to its own clients, so
- * gateways scale out by running more of them. Pub/sub is fire-and-forget by design: a client that
- * misses an event recovers by refetching REST (the spec's refresh and seq-gap rules).
+ * Redis pub/sub between processes, for what needs no durable log: `keys-revoked` (every gateway
+ * closes the key's connections at once), the private channels `orders` and `balance` (routed by
+ * account; nothing produces them yet), and, in the same `bus:` namespace, the `liquidity-changed`
+ * cache-invalidation topic the write scripts publish (src/store/redis/hot.ts). Stream events
+ * of the public channels do not come through here: they are appended to the event log in the
+ * script that stores their state, and gateways read them there (src/store/redis/eventlog.ts).
+ *
+ * Pub/sub is fire-and-forget: a subscriber that is away misses the message. That suits these uses:
+ * revocations are also found by the gateways' periodic key checks, a lost invalidation by the API's
+ * 1 s version revalidation, and orders/balance carry no event id or resume (the spec excludes them
+ * from resume; clients fetch that state over REST).
  */
 import type { BusMessage, StreamChannel } from '../../domain/stream.js';
 import type { Keyspace, Redis } from './client.js';
