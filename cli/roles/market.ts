@@ -102,6 +102,7 @@ export async function startIngest(rt: Runtime, opts: IngestOptions = {}): Promis
       this.inc({ stage: 'written' }, ingester.quotesFlushed);
     },
   });
+  scrapedCounter(rt.metrics, 'flow_ingest_ticks_dropped_total', 'Tick-history rows dropped because Redis stayed out of reach past the ingester\'s bound', () => ingester.ticksDropped);
   market?.start({ interval_ms: opts.simIntervalMs ?? 250, clock: () => rt.clock.now() });
   rt.log.info({ role: 'ingest', venues: adapters.map((a) => a.id) }, 'ingest running');
 

@@ -249,6 +249,11 @@ export class Ingester {
     });
   }
 
+  /** Tick-history rows waiting to be written (bounded by maxPendingTicks). */
+  pendingTickRows(): number {
+    return this.pendingTickCount;
+  }
+
   /** Quotes remembered in the last-seen map (for tests and metrics). */
   seenSize(): number {
     return this.seenCount;

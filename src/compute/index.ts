@@ -19,4 +19,4 @@ export type { QuoteTop, TickReason } from './ticks.js';
 export { withheldMask } from './withholding.js';
 export { liquidityDigest } from './digest.js';
 export { quoteChanges, runLiquidityJob } from './job.js';
-export type { ChangedEntry, ConsensusPoint, LiquidityJobInput, LiquidityJobOutput, QuoteChanges } from './job.js';
+export type { ChangedEntry, ConsensusPoint, LiquidityJobInput, LiquidityJobOutput } from './job.js';

@@ -29,9 +29,6 @@ export interface LiquidityJobOutput {
   /** What liquidity.update carries: every quote whose price, size or is_stale changed since the
    *  previous snapshot (incl. removals at 0). */
   changed: ChangedEntry[];
-  /** The price and size changes as full tick entries, for price history (every such change, not
-   *  only those the tick-sending rule publishes; an is_stale flip alone is not one). */
-  changedTicks: TickEntry[];
   /** The REST liquidity answer changed but no entry carries it (e.g. only a consensus moved): the
    *  liquidity.update to send has no entries and refresh_required true. Never true with `changed`
    *  non-empty. See liquidityUpdateEvents in src/domain/stream.ts. */
@@ -44,41 +41,29 @@ export interface LiquidityJobOutput {
 }
 
 /** The quote changes between two snapshots: price history rows and stream entries. */
-export interface QuoteChanges {
-  /** Quotes whose price or available differ, as full tick entries; a vanished (or newly withheld)
-   *  quote reads available 0 at its last price, confirmed now. */
-  ticks: TickEntry[];
-  /** Those same changes plus every quote whose is_stale flipped, as changed_entries items. */
-  changed: ChangedEntry[];
-}
-
-/** Compares two snapshots quote by quote (see QuoteChanges). A stored quote from before is_stale
- *  existed reads as fresh. */
-export function quoteChanges(prev: ContestSnapshot | undefined, next: ContestSnapshot, nowIso: string): QuoteChanges {
-  const ticks: TickEntry[] = [];
+/**
+ * Compares two snapshots quote by quote: the changed_entries items of every quote whose price,
+ * available or is_stale differ; a vanished (or newly withheld) quote reads available 0 at its last
+ * price, confirmed now. A stored quote from before is_stale existed reads as fresh. (Price history
+ * is not derived from this: ingest records every venue change as it arrives.)
+ */
+export function quoteChanges(prev: ContestSnapshot | undefined, next: ContestSnapshot, nowIso: string): ChangedEntry[] {
   const changed: ChangedEntry[] = [];
   const before = prev?.quotes ?? {};
   for (const h in next.quotes) {
     const q = next.quotes[h]!;
     const p = Object.hasOwn(before, h) ? before[h] : undefined;
-    if (!p || p.price !== q.price || p.available !== q.available) {
-      ticks.push(q);
-      changed.push(toChangedEntry(q));
-    } else if ((p.is_stale ?? false) !== q.is_stale) {
-      changed.push(toChangedEntry(q));
-    }
+    if (!p || p.price !== q.price || p.available !== q.available || (p.is_stale ?? false) !== q.is_stale) changed.push(toChangedEntry(q));
   }
   for (const h in before) {
     if (!Object.hasOwn(next.quotes, h)) {
       const p = before[h]!;
       if (p.available !== 0) {
-        const gone: TickEntry = { ...p, available: 0, actionable: false, as_of: nowIso, is_stale: false };
-        ticks.push(gone);
-        changed.push(toChangedEntry(gone));
+        changed.push(toChangedEntry({ ...p, available: 0, actionable: false, as_of: nowIso, is_stale: false }));
       }
     }
   }
-  return { ticks, changed };
+  return changed;
 }
 
 const toChangedEntry = (t: TickEntry): ChangedEntry => ({
@@ -121,9 +106,8 @@ export function runLiquidityJob(job: LiquidityJobInput): LiquidityJobOutput {
     snapshotJson: JSON.stringify(stored),
     depth: result.depth.map((d) => [d.position_hash, JSON.stringify(d)]),
     ticks: result.ticks,
-    changed: changes.changed,
-    changedTicks: changes.ticks,
-    refreshRequired: answerChanged && changes.changed.length === 0,
+    changed: changes,
+    refreshRequired: answerChanged && changes.length === 0,
     consensus,
     outliers: Object.values(result.snapshot.quotes)
       .filter((q) => q.outlier)

@@ -1,7 +1,7 @@
 /**
- * Writes a synthetic history into ClickHouse through the project's writer (the same path the live
- * pipeline uses), with backpressure: unlike the pipeline, a backfill waits for ClickHouse instead of
- * dropping rows, and fails if ClickHouse keeps refusing. Every row it writes is marked synthetic, so
+ * Writes a synthetic history into ClickHouse through the project's batch writers (HistoryWriter;
+ * the live pipeline goes through the event log and pipelines/history instead), with backpressure:
+ * a backfill waits for ClickHouse instead of dropping rows, and fails if ClickHouse keeps refusing. Every row it writes is marked synthetic, so
  * the history reads leave it out unless told otherwise (`flow history synthesize`, docs/history.md).
  */
 import type { Registry } from 'prom-client';

@@ -9,8 +9,11 @@
  *   state:<contest>  str   contest state object
  *   marker:<token>   str   one per ingest process, with a lifetime: its absence means Redis lost its data
  *   closed:<contest> str   the instant (Redis ms) the closed contest's hot state expires
+ *   outl:<contest>   hash  liquidity hashes the last computation flagged as outliers (marks ingest's ticks)
+ *   ev:<contest>, liqe:<contest>, evfeed, hist: the event log (src/store/redis/eventlog.ts)
  * Writes of computed state are compare-and-set on the venue-state version they were computed from,
- * so a slow job can never overwrite a newer result.
+ * so a slow job can never overwrite a newer result. Every write script also appends the events and
+ * history rows it implies to the event log, in the same atomic step.
  *
  * Retention: an open contest's keys have no TTL (a quiet market must not lose its quotes). When the
  * contest closes, closeContest stamps every key with one expiry instant and leaves the `closed`

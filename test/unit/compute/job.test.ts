@@ -35,19 +35,20 @@ describe('runLiquidityJob: changed entries', () => {
     expect(first.changed).toContainEqual({ liquidity_hash: 'b:h', partner_id: 'b', price: 0.53, available: 5_000, as_of: FRESH_AS_OF, is_stale: false });
   });
 
-  it('an is_stale flip is a change for the stream both ways, but not a price-history row', () => {
+  it('an is_stale flip is a change for the stream both ways, but not a tick', () => {
     const [, stale, freshAgain] = runs(base(), base({ stale_after_ms: NOW_MS - 1 }), base({ as_of: LATER_AS_OF }));
     expect(stale.changed).toEqual([{ liquidity_hash: 'a:h', partner_id: 'a', price: 0.52, available: 5_000, as_of: FRESH_AS_OF, is_stale: true }]);
-    expect(stale.changedTicks).toEqual([]);
+    // Not a tick either: the tick rule looks at price and size only.
+    expect(stale.ticks.filter((t) => t.liquidity_hash === 'a:h')).toEqual([]);
     expect(stale.refreshRequired).toBe(false);
     expect(freshAgain.changed).toEqual([{ liquidity_hash: 'a:h', partner_id: 'a', price: 0.52, available: 5_000, as_of: LATER_AS_OF, is_stale: false }]);
-    expect(freshAgain.changedTicks).toEqual([]);
+    expect(freshAgain.ticks.filter((t) => t.liquidity_hash === 'a:h')).toEqual([]);
   });
 
-  it('a price change is both a change and a price-history row', () => {
+  it('a price change is both a change and a tick', () => {
     const [, moved] = runs(base(), base({ price: 0.54 }));
     expect(moved.changed).toEqual([expect.objectContaining({ liquidity_hash: 'a:h', price: 0.54, is_stale: false })]);
-    expect(moved.changedTicks).toEqual([expect.objectContaining({ liquidity_hash: 'a:h', price: 0.54 })]);
+    expect(moved.ticks).toEqual([expect.objectContaining({ liquidity_hash: 'a:h', price: 0.54 })]);
   });
 
   it('a vanished quote is sent at available 0, confirmed now and not stale', () => {
