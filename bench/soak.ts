@@ -69,7 +69,7 @@ interface OurRedis {
   keys: number;
   /** Every key of ours but the event log's streams. */
   bytes: number;
-  /** The event log: the contests' logs and the feed. */
+  /** The event log: the contests' logs, the feed and the history stream. */
   logBytes: number;
   /** Streams holding more than their documented retention allows (see logOverBound). */
   logsOverBound: string[];
@@ -78,11 +78,12 @@ interface OurRedis {
 /**
  * Whether a stream of the event log holds more than its retention rule allows: a contest log more
  * than maxEvents, or more than minEvents while its oldest event is older than minAge (trimming
- * removes a few heads per append: a slack of 100 events and 30 s); the feed more than feedMax
- * (approximate trimming: one node of slack).
+ * removes a few heads per append: a slack of 100 events and 30 s); the feed and the history stream
+ * more than their caps (approximate trimming: one node of slack).
  */
-function logOverBound(key: string, len: number, oldestMs: number | null, feedKey: string, nowMs: number): boolean {
-  if (key === feedKey) return len > LOG_LIMITS.feedMax + 200;
+function logOverBound(key: string, len: number, oldestMs: number | null, keys: { feed: string; hist: string }, nowMs: number): boolean {
+  if (key === keys.feed) return len > LOG_LIMITS.feedMax + 200;
+  if (key === keys.hist) return len > LOG_LIMITS.histMax + 200;
   if (len > LOG_LIMITS.maxEvents) return true;
   return len > LOG_LIMITS.minEvents + 100 && oldestMs !== null && nowMs - oldestMs > LOG_LIMITS.minAgeMs + 30_000;
 }
@@ -91,7 +92,7 @@ async function ourRedis(rt: Runtime): Promise<OurRedis> {
   let cursor = '0';
   const out: OurRedis = { keys: 0, bytes: 0, logBytes: 0, logsOverBound: [] };
   const logPrefix = `${rt.ks.prefix}:ev:`;
-  const feedKey = logKeys(rt.ks).feed;
+  const shared = logKeys(rt.ks);
   const [secs, micros] = await rt.redis.time();
   const nowMs = Number(secs) * 1000 + Math.floor(Number(micros) / 1000);
   do {
@@ -105,11 +106,11 @@ async function ourRedis(rt: Runtime): Promise<OurRedis> {
       if (err || v === null) continue; // expired between SCAN and MEMORY USAGE
       const key = batch[i]!;
       out.keys++;
-      if (key.startsWith(logPrefix) || key === feedKey) {
+      if (key.startsWith(logPrefix) || key === shared.feed || key === shared.hist) {
         out.logBytes += Number(v);
         const [len, head] = await Promise.all([rt.redis.xlen(key), rt.redis.xrange(key, '-', '+', 'COUNT', 1)]);
         const oldest = head[0] ? Number(head[0][0].split('-')[0]) : null;
-        if (logOverBound(key, len, oldest, feedKey, nowMs)) out.logsOverBound.push(`${key} (${len} events)`);
+        if (logOverBound(key, len, oldest, shared, nowMs)) out.logsOverBound.push(`${key} (${len} events)`);
       } else out.bytes += Number(v);
     }
   } while (cursor !== '0');
@@ -257,7 +258,7 @@ export default async function run(args: string[]): Promise<void> {
     }
     console.log(`  our Redis keys warm-up → end      ${warm.ourKeys} → ${end.ourKeys}`);
     console.log(
-      `  event log (contest logs and feed) ${mb(warm.logBytes)} → ${mb(end.logBytes)}: grows by design until each contest holds ${LOG_LIMITS.minEvents} events or ${LOG_LIMITS.minAgeMs / 60_000} min; judged by its retention rule instead`,
+      `  event log (contest logs, feed, history stream) ${mb(warm.logBytes)} → ${mb(end.logBytes)}: grows by design until each contest holds ${LOG_LIMITS.minEvents} events or ${LOG_LIMITS.minAgeMs / 60_000} min; judged by its retention rule instead`,
     );
     if (overBound.length) console.log(`  logs over their retention bound: ${overBound.slice(0, 5).join(', ')}`);
     console.log(`  ratio Redis used_memory end / warm-up ${usedRatio.toFixed(3)} (shared server: other tenants move it; not judged)`);
