@@ -5,12 +5,15 @@ import { Piscina } from 'piscina';
 import { runLiquidityJob, type LiquidityJobInput, type LiquidityJobOutput } from '../src/compute/job.js';
 
 /**
- * A job with at most this many venue quotes runs on the calling thread when no task is queued: it
- * computes in a fraction of a millisecond, less than the two thread hops it would otherwise take,
- * and those hops are what a quote's way to the stream waits on (bench stream-latency). Larger
- * jobs, and every job while the pool has work queued, go to the worker threads.
+ * A job with at most this many venue quotes runs on the calling thread when the pipeline is quiet:
+ * it computes in a fraction of a millisecond, less than the two thread hops it would otherwise
+ * take, and those hops are what a quote's way to the stream waits on (bench stream-latency).
+ * Larger jobs, every job while the pool has work queued, and every job that follows an inline one
+ * within INLINE_GAP_MS (a burst: all contests recomputed at once) go to the worker threads, so
+ * the event loop is never held for a burst's whole length.
  */
 export const INLINE_MAX_QUOTES = 64;
+export const INLINE_GAP_MS = 5;
 
 /** From the build the compiled task sits beside us; from source, a bootstrap registers tsx first. */
 function taskFile(name: string): string {
@@ -35,14 +38,17 @@ export class ComputePool {
   /** Jobs run on the calling thread and on the pool (metrics, tests). */
   inlineRuns = 0;
   pooledRuns = 0;
+  private lastInlineEnd = -Infinity;
 
   liquidity(job: LiquidityJobInput): Promise<LiquidityJobOutput> {
-    if (this.pool.queueSize === 0 && quoteCount(job) <= INLINE_MAX_QUOTES) {
+    if (this.pool.queueSize === 0 && performance.now() - this.lastInlineEnd > INLINE_GAP_MS && quoteCount(job) <= INLINE_MAX_QUOTES) {
       this.inlineRuns++;
       try {
         return Promise.resolve(runLiquidityJob(job));
       } catch (err) {
         return Promise.reject(err as Error);
+      } finally {
+        this.lastInlineEnd = performance.now();
       }
     }
     this.pooledRuns++;

@@ -49,6 +49,15 @@ export interface IngesterDeps {
 const REFRESH_MS = QUOTE_RECONFIRM_MS;
 /** How often due staleness checks run. */
 const STALE_CHECK_MS = 1_000;
+/**
+ * Contests whose write held re-confirmations only (nothing moved) are recomputed at a trickle, not
+ * all at once: every RECONFIRM_TICK_MS a 1/RECONFIRM_SPREAD_TICKS share of them (at least one) is
+ * queued. A venue snapshot re-confirms every contest in the same instant, and a burst of
+ * recomputations that change nothing must not hold up the one a real change needs (bench
+ * stream-latency). Their venue state is written at once all the same (staleness reads it).
+ */
+const RECONFIRM_TICK_MS = 50;
+const RECONFIRM_SPREAD_TICKS = 20;
 /** After a flush Redis refused, the next attempt (a changed quote also triggers one). */
 const RETRY_FLUSH_MS = 100;
 const MAX_PENDING_TICKS = 200_000;
@@ -77,6 +86,10 @@ export class Ingester {
   private readonly pendingTicks = new Map<string, TickRow[]>();
   private pendingTickCount = 0;
   private flushScheduled = false;
+  /** Contests with a pending change beyond re-confirmations (recomputed at once). */
+  private readonly moved = new Set<string>();
+  /** Contests whose venue state holds re-confirmations not yet recomputed (see RECONFIRM_TICK_MS). */
+  private readonly reconfirmed = new Set<string>();
   private retryTimer: NodeJS.Timeout | null = null;
   private stopped = false;
   /**
@@ -132,6 +145,9 @@ export class Ingester {
     const stale = setInterval(() => void this.recomputeStale(), STALE_CHECK_MS);
     stale.unref();
     this.timers.push(stale);
+    const trickle = setInterval(() => void this.recomputeReconfirmed(), RECONFIRM_TICK_MS);
+    trickle.unref();
+    this.timers.push(trickle);
   }
 
   /**
@@ -198,8 +214,10 @@ export class Ingester {
     let bySeen = this.lastSeen.get(key.contest_id);
     const seen = bySeen?.get(q.liquidity_hash);
     const moved = !seen || seen.price !== q.price || seen.available !== q.available;
-    if (!moved && seen.levels === levels && seen.side === q.venue_side_key && q.ts_init - seen.at < REFRESH_MS) return;
+    const reconfirmOnly = !moved && seen.levels === levels && seen.side === q.venue_side_key;
+    if (reconfirmOnly && q.ts_init - seen.at < REFRESH_MS) return;
     if (moved) this.addTick(key.contest_id, q);
+    if (!reconfirmOnly) this.moved.add(key.contest_id);
     // A closed contest's straggling quotes still reach its (expiring) hot state, but are not remembered.
     if (!this.closed.has(key.contest_id)) {
       if (!bySeen) this.lastSeen.set(key.contest_id, (bySeen = new Map()));
@@ -300,14 +318,15 @@ export class Ingester {
       return Promise.resolve(false);
     }
     const contests = new Set([...this.pending.keys(), ...this.pendingTicks.keys()]);
-    const batch = [...contests].map((c) => ({ contestId: c, quotes: this.pending.get(c) ?? new Map<string, StoredQuote>(), ticks: this.pendingTicks.get(c) ?? [] }));
+    const batch = [...contests].map((c) => ({ contestId: c, quotes: this.pending.get(c) ?? new Map<string, StoredQuote>(), ticks: this.pendingTicks.get(c) ?? [], moved: this.moved.has(c) }));
     this.pending.clear();
     this.pendingTicks.clear();
+    this.moved.clear();
     this.pendingTickCount = 0;
     this.flushing = (async () => {
       let ok = true;
       await Promise.all(
-        batch.map(async ({ contestId, quotes, ticks }) => {
+        batch.map(async ({ contestId, quotes, ticks, moved }) => {
           try {
             const hist: HistAppend[] = ticks.length ? [{ table: 'ticks', rows: JSON.stringify(ticks), hashes: ticks.map((t) => t.liquidity_hash) }] : [];
             await this.d.hot.writeQuotes(contestId, [...quotes.values()], hist);
@@ -315,12 +334,18 @@ export class Ingester {
             this.noteStaleDue(contestId, quotes.values());
           } catch (err) {
             ok = false;
+            if (moved) this.moved.add(contestId);
             this.putBack(contestId, quotes, ticks);
             this.d.log.warn({ err, contest_id: contestId }, 'writing venue state failed; will retry');
             return;
           }
           // The venue state is stored: a failed enqueue only delays the recomputation (the next
           // change, or the retry of this one, queues it; a lost job is recomputed by the next).
+          if (quotes.size && !moved && this.d.autoFlush !== false) {
+            this.reconfirmed.add(contestId);
+            return;
+          }
+          this.reconfirmed.delete(contestId);
           try {
             if (quotes.size) await this.d.producer.enqueue(contestId);
           } catch (err) {
@@ -382,6 +407,22 @@ export class Ingester {
         await this.d.producer.enqueue(contestId);
       } catch (err) {
         this.d.log.warn({ err, contest_id: contestId }, 'recomputing a contest with stale quotes failed; its next change will');
+      }
+    }
+  }
+
+  /** Queues the recomputation of a share of the re-confirmed contests (all within RECONFIRM_SPREAD_TICKS ticks). */
+  private async recomputeReconfirmed(): Promise<void> {
+    if (this.reconfirmed.size === 0) return;
+    const n = Math.max(1, Math.ceil(this.reconfirmed.size / RECONFIRM_SPREAD_TICKS));
+    const take = [...this.reconfirmed].slice(0, n);
+    for (const contestId of take) {
+      this.reconfirmed.delete(contestId);
+      try {
+        await this.d.producer.enqueue(contestId);
+      } catch {
+        this.requeue.add(contestId);
+        this.retryLater();
       }
     }
   }
@@ -470,6 +511,11 @@ export class Ingester {
     // A flush already under way answers for itself only: quotes that arrived during it wait for the
     // next one. Flush until nothing is pending, or until Redis refuses (they cannot be written now).
     while ((await this.flush()) && (this.pending.size > 0 || this.pendingTicks.size > 0));
+    // What the trickle has not queued yet is queued now: a stopped ingester leaves no contest behind its venue state.
+    for (const contestId of [...this.reconfirmed]) {
+      this.reconfirmed.delete(contestId);
+      await this.d.producer.enqueue(contestId).catch(() => undefined);
+    }
     await Promise.all(this.d.adapters.map((a) => a.close().catch(() => undefined)));
   }
 }

@@ -3,7 +3,7 @@
  * both give the same answer (the worker is the real piscina thread, loaded through its bootstrap).
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { ComputePool, INLINE_MAX_QUOTES } from '../../../pipelines/compute-pool.js';
+import { ComputePool, INLINE_GAP_MS, INLINE_MAX_QUOTES } from '../../../pipelines/compute-pool.js';
 import { runLiquidityJob, type LiquidityJobInput } from '../../../src/compute/job.js';
 import { NOW_MS, position, quote } from '../../unit/compute/helpers.js';
 
@@ -33,5 +33,14 @@ describe('ComputePool', () => {
     expect(s.positionsJson).toBe(runLiquidityJob(small).positionsJson);
     expect(l.positionsJson).toBe(runLiquidityJob(large).positionsJson);
     expect(l.positions).toBe(large.input.positions.length);
+  });
+
+  it('sends a small job that follows an inline one within INLINE_GAP_MS to the worker (a burst never holds the event loop)', async () => {
+    const small = contest(2);
+    const before = [pool.inlineRuns, pool.pooledRuns];
+    await new Promise((r) => setTimeout(r, INLINE_GAP_MS * 2));
+    const burst = await Promise.all([pool.liquidity(small), pool.liquidity(small), pool.liquidity(small)]);
+    expect([pool.inlineRuns - before[0]!, pool.pooledRuns - before[1]!]).toEqual([1, 2]);
+    expect(new Set(burst.map((o) => o.positionsJson)).size).toBe(1);
   });
 });
