@@ -11,8 +11,8 @@
  */
 import type { VenueDescription } from './types.js';
 
-/** Ingest re-confirms an unchanged quote once this long has passed since its last confirmation
- *  (the ingester's REFRESH_MS: keep the two equal). */
+/** Ingest re-confirms an unchanged quote at the latest this long after its last confirmation
+ *  (the ingester's REFRESH_MS: keep the two equal; it spreads quotes between half of it and it). */
 export const QUOTE_RECONFIRM_MS = 20_000;
 
 /** Slack on top of the re-confirm gap for a streaming venue: its message may arrive late. */
