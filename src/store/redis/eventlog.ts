@@ -5,7 +5,9 @@
  *
  *   ev:<contest>   stream  the contest's client events, every channel, in issue order. An entry's
  *                          id is the event's `event_id`; fields ch (channel), l (league or ''),
- *                          e (the event JSON as clients get it, without event_id). Retention: at
+ *                          e (the event JSON as clients get it, without event_id) or, for an event
+ *                          of PACK_MIN_BYTES or more, z (the same, deflated, base64): the log keeps
+ *                          thousands of events per contest, and JSON shrinks about fourfold. Retention: at
  *                          least the last LOG_LIMITS.minEvents events or the last minAgeMs,
  *                          whichever holds more, never more than maxEvents (see trim_contest).
  *   liqe:<contest> string  the id of the contest's last liquidity event (REST meta.event_id).
@@ -22,6 +24,7 @@
  * loses its data a contest's log starts empty, so an id from before is no longer held and resume
  * answers resume_unavailable rather than replaying from the wrong place.
  */
+import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import type { StreamChannel } from '../../domain/stream.js';
 import type { Keyspace, Redis } from './client.js';
 
@@ -138,8 +141,9 @@ local function append_events(evkey, feedkey, contest, from, n)
   if n == 0 then return false, false, false end
   local first, last, liq = false, false, false
   for i = 0, n - 1 do
-    local j = from + i * 3
-    last = redis.call('XADD', evkey, '*', 'ch', ARGV[j], 'l', ARGV[j + 1], 'e', ARGV[j + 2])
+    local j = from + i * 5
+    -- The contest log keeps the event as ARGV[j + 3] names it (e: as is, z: packed); the feed as is.
+    last = redis.call('XADD', evkey, '*', 'ch', ARGV[j], 'l', ARGV[j + 1], ARGV[j + 3], ARGV[j + 4])
     if not first then first = last end
     if ARGV[j] == 'liquidity' then liq = last end
     redis.call('XADD', feedkey, 'MAXLEN', '~', ${l.feedMax}, '*', 'c', contest, 'i', last, 'ch', ARGV[j], 'l', ARGV[j + 1], 'e', ARGV[j + 2])
@@ -170,12 +174,25 @@ end
 `;
 }
 
-/** Flattens events into the (channel, league, event) ARGV triples append_events reads. */
+/** Events this long or longer are kept deflated in the contest logs (smaller ones gain little). */
+export const PACK_MIN_BYTES = 512;
+
+/**
+ * Flattens events into the ARGV groups append_events reads: channel, league, the event as is (for
+ * the feed), then the contest log's field name and value (e: as is; z: deflated, base64).
+ */
 export function eventArgs(events: readonly LogAppend[]): string[] {
   const out: string[] = [];
-  for (const e of events) out.push(e.channel, e.league_id ?? '', e.event);
+  for (const e of events) {
+    out.push(e.channel, e.league_id ?? '', e.event);
+    if (e.event.length < PACK_MIN_BYTES) out.push('e', e.event);
+    else out.push('z', deflateRawSync(e.event, { level: 1 }).toString('base64'));
+  }
   return out;
 }
+
+/** The group size eventArgs produces per event (the scripts divide by it). */
+export const EVENT_ARGS = 5;
 
 /** Flattens history entries into the (table, rows, hashes) ARGV triples append_hist reads. */
 export function histArgs(entries: readonly HistAppend[]): string[] {
@@ -206,9 +223,12 @@ function field(fields: string[], name: string): string | undefined {
   return undefined;
 }
 
-function toLogEvent(contestId: string, [id, fields]: RawEntry): LogEvent {
+/** A contest-log entry as a LogEvent (its event unpacked when it was stored deflated). */
+export function toLogEvent(contestId: string, [id, fields]: RawEntry): LogEvent {
   const league = field(fields, 'l');
-  return { id, contest_id: contestId, channel: field(fields, 'ch') as StreamChannel, league_id: league ? league : null, event: field(fields, 'e') ?? '' };
+  const packed = field(fields, 'z');
+  const event = packed !== undefined ? inflateRawSync(Buffer.from(packed, 'base64')).toString('utf8') : (field(fields, 'e') ?? '');
+  return { id, contest_id: contestId, channel: field(fields, 'ch') as StreamChannel, league_id: league ? league : null, event };
 }
 
 /** A batch the feed delivered: its position (to read on from) and the events, in log order. */

@@ -23,7 +23,7 @@
  */
 import type { Keyspace, Redis } from './client.js';
 import { luaScript, type ScriptCall } from './script.js';
-import { eventArgs, histArgs, LOG_LIMITS, logKeys, logLua, type HistAppend, type LogAppend, type LogLimits } from './eventlog.js';
+import { EVENT_ARGS, eventArgs, histArgs, LOG_LIMITS, logKeys, logLua, type HistAppend, type LogAppend, type LogLimits } from './eventlog.js';
 
 /** Every per-contest key kind of the hot state and its event log (the `closed` marker apart). */
 export const HOT_KINDS = ['vq', 'vqv', 'liq', 'liqv', 'depth', 'snap', 'state', 'ev', 'liqe', 'outl'] as const;
@@ -72,7 +72,7 @@ if nd > 0 then
 end
 i = i + nd + 1
 local ne = tonumber(ARGV[i])
-local _, _, liq = append_events(KEYS[8], KEYS[2], ARGV[4], i + 1, ne / 3)
+local _, _, liq = append_events(KEYS[8], KEYS[2], ARGV[4], i + 1, ne / ${EVENT_ARGS})
 if liq then redis.call('SET', KEYS[9], liq) end
 i = i + ne + 1
 local nh = tonumber(ARGV[i])
@@ -93,7 +93,7 @@ return {1, liq or ''}
 // KEYS: closed, feed, state, ev; ARGV: state JSON, contest, n, then n/3 event triples.
 const WRITE_STATE_LUA = (log: string) => `${FOLLOW_CLOSED_LUA}${log}
 redis.call('SET', KEYS[3], ARGV[1])
-append_events(KEYS[4], KEYS[2], ARGV[2], 4, tonumber(ARGV[3]) / 3)
+append_events(KEYS[4], KEYS[2], ARGV[2], 4, tonumber(ARGV[3]) / ${EVENT_ARGS})
 follow_closed(3)
 return 1
 `;
@@ -101,7 +101,7 @@ return 1
 // KEYS: closed, feed, hist, ev; ARGV: contest, n, n/3 event triples, m, m/3 history triples.
 const APPEND_LUA = (log: string) => `${FOLLOW_CLOSED_LUA}${log}
 local n = tonumber(ARGV[2])
-local first, last = append_events(KEYS[4], KEYS[2], ARGV[1], 3, n / 3)
+local first, last = append_events(KEYS[4], KEYS[2], ARGV[1], 3, n / ${EVENT_ARGS})
 append_hist(KEYS[3], false, n + 4, tonumber(ARGV[n + 3]) / 3)
 follow_closed(4)
 return last or ''

@@ -8,7 +8,7 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ComputePool } from '../../../pipelines/compute-pool.js';
 import { LiquidityProcessor } from '../../../pipelines/processors/liquidity.js';
-import { logKeys } from '../../../src/store/redis/eventlog.js';
+import { logKeys, toLogEvent } from '../../../src/store/redis/eventlog.js';
 import { HotState } from '../../../src/store/redis/hot.js';
 import { buildSimCatalog, SimMarket } from '../../../src/venues/sim/index.js';
 import { eventually } from '../../support/e2e.js';
@@ -72,7 +72,7 @@ describe('a venue that stops confirming its quotes', () => {
       // The flip went out as a liquidity.update whose entries say is_stale.
       const after = await s.rt.redis.xrange(logKeys(s.rt.ks).events(contest), lastBefore[0] ? `(${lastBefore[0][0]}` : '-', '+');
       const flips = after
-        .map(([, f]) => JSON.parse(f[f.indexOf('e') + 1]!) as { type: string; changed_entries?: Entry[] })
+        .map((entry) => JSON.parse(toLogEvent(contest, entry as [string, string[]]).event) as { type: string; changed_entries?: Entry[] })
         .filter((e) => e.type === 'liquidity.update')
         .flatMap((e) => e.changed_entries ?? [])
         .filter(streaming);

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRedis, type Redis } from '../../../src/store/redis/client.js';
-import { compareStreamIds, EventLogReader, logKeys, toHistEntries, type LogAppend } from '../../../src/store/redis/eventlog.js';
+import { compareStreamIds, EventLogReader, logKeys, PACK_MIN_BYTES, toHistEntries, type LogAppend } from '../../../src/store/redis/eventlog.js';
 import { HotState } from '../../../src/store/redis/hot.js';
 import { startStack, type TestStack } from '../../support/stack.js';
 
@@ -59,6 +59,23 @@ describe('computed writes append their events in the same step', () => {
     expect(w).toBe(false);
     expect(await reader.lastEventId(c)).toBe(before);
     expect((await hot.liquidityWithVersion(c))?.json).toBe('[5]');
+  });
+});
+
+describe('large events', () => {
+  it('are kept deflated in the contest log, plain in the feed, and read back byte for byte', async () => {
+    const c = 'c-packed';
+    const big: LogAppend = { channel: 'ticks', league_id: null, event: JSON.stringify({ type: 'ticks', ticks: Array.from({ length: 40 }, (_, i) => ({ liquidity_hash: `h${i}`, partner_name: 'Simulated Exchange', price: 0.5 + i / 1000 })) }) };
+    expect(big.event.length).toBeGreaterThanOrEqual(PACK_MIN_BYTES);
+    const head = await reader.feedHead();
+    await hot.writeComputed(c, 1, '[]', '{}', [], { events: [liq(0), big, liq(1)] });
+    const raw = (await s.rt.redis.xrange(logKeys(s.rt.ks).events(c), '-', '+')) as [string, string[]][];
+    expect(raw.map(([, f]) => f[4])).toEqual(['e', 'z', 'e']);
+    expect(raw[1]![1][5]!.length).toBeLessThan(big.event.length / 2);
+    const fed = (await reader.readFeed(head, 100)).events.filter((e) => e.contest_id === c).map((e) => e.event);
+    expect(fed).toEqual([liq(0).event, big.event, liq(1).event]);
+    const replay = await reader.eventsAfter(c, raw[0]![0]);
+    expect((replay as { event: string }[]).map((e) => e.event)).toEqual([big.event, liq(1).event]);
   });
 });
 
