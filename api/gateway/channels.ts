@@ -85,7 +85,7 @@ export type ClientMessage =
   | { action: 'unsubscribe'; channel: StreamChannel; contestIds: string[] | null };
 
 export interface ProtocolError {
-  code: 'invalid_message' | 'invalid_channel' | 'entitlement_required' | 'contest_ids_required' | 'account_forbidden' | 'resume_unavailable';
+  code: 'invalid_message' | 'invalid_channel' | 'entitlement_required' | 'contest_ids_required' | 'account_forbidden' | 'resume_unavailable' | 'events_missed';
   message: string;
   channel?: string;
   missing?: string[];

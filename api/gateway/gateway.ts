@@ -30,7 +30,7 @@ import type { Pool } from '../../src/store/pg/pool.js';
 import { loadPrincipalRecord, lookupPrincipalRecord } from '../../src/store/principals.js';
 import { decodeBusMessage, subscribeBus } from '../../src/store/redis/bus.js';
 import type { Keyspace, Redis } from '../../src/store/redis/client.js';
-import { EventLogReader, REPLAY_PAGE, type LogEvent } from '../../src/store/redis/eventlog.js';
+import { compareStreamIds, EventLogReader, REPLAY_PAGE, type LogEvent } from '../../src/store/redis/eventlog.js';
 import type { RequestGate } from '../../src/store/redis/gate.js';
 import { AccountDirectory } from './accounts.js';
 import {
@@ -643,6 +643,8 @@ class StreamGateway {
   private onLogEvent(ev: LogEvent): void {
     try {
       this.m.busMessages.inc({ channel: ev.channel });
+      const seen = this.lastLive.get(ev.contest_id);
+      if (seen !== undefined && ev.prev && compareStreamIds(ev.prev, seen) > 0) this.eventsMissed(ev.contest_id, seen);
       this.lastLive.set(ev.contest_id, ev.id);
       const delivery = CHANNEL_RULES[ev.channel].delivery;
       if (delivery === 'topic') this.publishTopic(ev);
@@ -651,6 +653,33 @@ class StreamGateway {
       this.resumeOnLive(ev);
     } catch (err) {
       this.log.error({ err, channel: ev.channel, event_id: ev.id }, 'could not deliver a log event');
+    }
+  }
+
+  /**
+   * The feed was trimmed past this gateway's position (it fell more than the feed's cap behind):
+   * some of the contest's events never reached its subscribers. The contest's log still holds
+   * them, so every subscriber of the contest is told to resume from its own last event_id.
+   */
+  private eventsMissed(contestId: string, lastDelivered: string): void {
+    this.m.feedGaps.inc();
+    this.log.warn({ contest_id: contestId, last_delivered: lastDelivered }, 'the event feed was trimmed past this gateway; subscribers told to resume');
+    for (const channel of STREAM_CHANNELS) {
+      const e: ProtocolError = {
+        code: 'events_missed',
+        channel,
+        message: `events of contest ${contestId} after event ${lastDelivered} did not reach this connection; subscribe again with resume_from {"${contestId}": <your last event_id>}`,
+      };
+      const payload = JSON.stringify({ type: 'error', ...e, contest_id: contestId });
+      const delivery = CHANNEL_RULES[channel].delivery;
+      if (delivery === 'private') continue; // orders and balance are not in the log
+      if (delivery === 'topic') {
+        this.app.publish(contestTopic(channel, contestId), payload, false);
+        this.app.publish(everyContestTopic(channel), payload, false);
+      } else if (delivery === 'direct') {
+        const ix = this.direct.get(channel)!;
+        for (const set of [ix.byContest.get(contestId), ix.every]) for (const conn of set ?? []) if (conn.subs.has(channel)) this.sendRaw(conn, payload);
+      }
     }
   }
 

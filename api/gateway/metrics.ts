@@ -9,6 +9,7 @@ export interface GatewayMetrics {
   closed: Counter<'reason'>;
   resumes: Counter<'result'>;
   replayed: Counter<'channel'>;
+  feedGaps: Counter<string>;
 }
 
 function once<T>(registry: Registry, name: string, make: () => T): T {
@@ -60,6 +61,11 @@ export function gatewayMetrics(registry: Registry): GatewayMetrics {
       registry,
       'flow_stream_replayed_events_total',
       () => new Counter({ name: 'flow_stream_replayed_events_total', help: 'Events sent by resume replays rather than live delivery, by channel', labelNames: ['channel'] as const, registers }),
+    ),
+    feedGaps: once(
+      registry,
+      'flow_stream_feed_gaps_total',
+      () => new Counter({ name: 'flow_stream_feed_gaps_total', help: 'Contests whose events this gateway missed because the feed was trimmed past its position (subscribers were told events_missed)', registers }),
     ),
   };
 }

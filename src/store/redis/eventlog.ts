@@ -80,6 +80,12 @@ export interface LogEvent {
   channel: StreamChannel;
   league_id: string | null;
   event: string;
+  /**
+   * Read from the feed: the id of the contest's event before this one ('' for a contest's first).
+   * A reader that delivered some other id last for the contest has missed events (the feed was
+   * trimmed past it): the contest's log still holds them.
+   */
+  prev?: string;
 }
 
 /** A history entry read back from the log. */
@@ -140,13 +146,16 @@ end
 local function append_events(evkey, feedkey, contest, from, n)
   if n == 0 then return false, false, false end
   local first, last, liq = false, false, false
+  local before = redis.call('XREVRANGE', evkey, '+', '-', 'COUNT', 1)
+  local prev = before[1] and before[1][1] or ''
   for i = 0, n - 1 do
     local j = from + i * 5
     -- The contest log keeps the event as ARGV[j + 3] names it (e: as is, z: packed); the feed as is.
     last = redis.call('XADD', evkey, '*', 'ch', ARGV[j], 'l', ARGV[j + 1], ARGV[j + 3], ARGV[j + 4])
     if not first then first = last end
     if ARGV[j] == 'liquidity' then liq = last end
-    redis.call('XADD', feedkey, 'MAXLEN', '~', ${l.feedMax}, '*', 'c', contest, 'i', last, 'ch', ARGV[j], 'l', ARGV[j + 1], 'e', ARGV[j + 2])
+    redis.call('XADD', feedkey, 'MAXLEN', '~', ${l.feedMax}, '*', 'c', contest, 'i', last, 'p', prev, 'ch', ARGV[j], 'l', ARGV[j + 1], 'e', ARGV[j + 2])
+    prev = last
   end
   trim_contest(evkey, n)
   return first, last, liq
@@ -269,7 +278,7 @@ export class EventLogReader {
     const events: LogEvent[] = [];
     for (const [, f] of entries) {
       const league = field(f, 'l');
-      events.push({ id: field(f, 'i')!, contest_id: field(f, 'c')!, channel: field(f, 'ch') as StreamChannel, league_id: league ? league : null, event: field(f, 'e') ?? '' });
+      events.push({ id: field(f, 'i')!, contest_id: field(f, 'c')!, channel: field(f, 'ch') as StreamChannel, league_id: league ? league : null, event: field(f, 'e') ?? '', prev: field(f, 'p') ?? '' });
     }
     return { feedId: entries[entries.length - 1]![0], events };
   }

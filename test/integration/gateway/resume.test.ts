@@ -330,3 +330,27 @@ describe('replay racing live events', () => {
     await gw.stop();
   });
 });
+
+describe('a gateway the feed was trimmed past', () => {
+  it('tells the contest subscribers events_missed, and resuming from their last id fills the gap', async () => {
+    const k = await h.key('free');
+    const c = await h.connect(k.api_key);
+    await c.request({ action: 'subscribe', channel: 'liquidity', contest_ids: ['G1'] });
+    const [seen] = await appendLiquidity('G1', 'g-before', 1);
+    await c.next((m) => marker(m) === 'g-before0');
+    // An event that reached the contest's log but not the feed the gateway reads (the feed's cap
+    // trimmed it before the gateway got there): written to the log alone, as the script would.
+    const missing = await h.s.rt.redis.xadd(h.s.rt.ks.k('ev', 'G1'), '*', 'ch', 'liquidity', 'l', '', 'e', JSON.stringify(liquidityEvent('G1', 'g-lost')));
+    await appendLiquidity('G1', 'g-after', 1);
+    const told = await c.next((m) => m.type === 'error');
+    expect(told).toMatchObject({ type: 'error', code: 'events_missed', channel: 'liquidity', contest_id: 'G1', message: expect.stringMatching(/resume_from/) });
+    await c.next((m) => marker(m) === 'g-after0');
+    expect(markersOf(c, 'G1')).toEqual(['g-before0', 'g-after0']);
+    // The client does as told: resuming from its last id before the gap brings the missed event back, once.
+    const again = await h.connect(k.api_key);
+    await again.request({ action: 'subscribe', channel: 'liquidity', contest_ids: ['G1'], resume_from: { G1: seen! } });
+    await again.next((m) => marker(m) === 'g-after0');
+    expect(markersOf(again, 'G1')).toEqual(['g-lost', 'g-after0']);
+    expect(missing).toMatch(/^\d+-\d+$/);
+  });
+});
