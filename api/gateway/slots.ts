@@ -7,6 +7,7 @@
  * script: prune, count and add happen atomically, so two gateways can never both take the last slot.
  */
 import type { Keyspace, Redis } from '../../src/store/redis/client.js';
+import { luaCommands } from '../../src/store/redis/script.js';
 
 const ACQUIRE_LUA = `
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[2])
@@ -23,6 +24,8 @@ type SlotRedis = Redis & {
 
 export class ConnectionSlots {
   private readonly redis: SlotRedis;
+  /** Called by SHA: built when the gateway starts, on a connection other roles already use (src/store/redis/script.ts). */
+  private readonly cmd: Pick<SlotRedis, 'flowStreamSlot'>;
 
   constructor(
     redis: Redis,
@@ -31,9 +34,7 @@ export class ConnectionSlots {
     readonly ttlMs: number,
   ) {
     this.redis = redis as SlotRedis;
-    if (!(this.redis as unknown as Record<string, unknown>).flowStreamSlot) {
-      this.redis.defineCommand('flowStreamSlot', { numberOfKeys: 1, lua: ACQUIRE_LUA });
-    }
+    this.cmd = luaCommands(redis, { flowStreamSlot: { numberOfKeys: 1, lua: ACQUIRE_LUA } }) as unknown as Pick<SlotRedis, 'flowStreamSlot'>;
   }
 
   key(keyId: string): string {
@@ -42,7 +43,7 @@ export class ConnectionSlots {
 
   /** Takes a slot for connId unless `max` live connections already hold one. */
   async acquire(keyId: string, connId: string, max: number, nowMs: number): Promise<{ ok: boolean; open: number }> {
-    const [ok, open] = await this.redis.flowStreamSlot(this.key(keyId), nowMs, nowMs - this.ttlMs, max, connId, this.ttlMs);
+    const [ok, open] = await this.cmd.flowStreamSlot(this.key(keyId), nowMs, nowMs - this.ttlMs, max, connId, this.ttlMs);
     return { ok: Number(ok) === 1, open: Number(open) };
   }
 

@@ -9,6 +9,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Redis } from '../../src/store/redis/client.js';
+import { luaCommands } from '../../src/store/redis/script.js';
 
 // Takes the lease when free, renews it when ours; 1 when held afterwards.
 const ACQUIRE_LUA = `
@@ -23,7 +24,7 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) 
 return 0
 `;
 
-type LeaseRedis = Redis & {
+type LeaseScripts = {
   flowLeaseAcquire(key: string, token: string, ttlMs: number): Promise<number>;
   flowLeaseRelease(key: string, token: string): Promise<number>;
 };
@@ -32,18 +33,17 @@ export class Lease {
   /** This holder's value in the key: fenced scripts compare against it. */
   readonly token = randomUUID();
   private validUntil = 0;
-  private readonly redis: LeaseRedis;
+  private readonly redis: LeaseScripts;
 
   constructor(
     redis: Redis,
     readonly key: string,
     readonly ttlMs: number,
   ) {
-    this.redis = redis as LeaseRedis;
-    if (!this.redis.flowLeaseAcquire) {
-      this.redis.defineCommand('flowLeaseAcquire', { numberOfKeys: 1, lua: ACQUIRE_LUA });
-      this.redis.defineCommand('flowLeaseRelease', { numberOfKeys: 1, lua: RELEASE_LUA });
-    }
+    this.redis = luaCommands(redis, {
+      flowLeaseAcquire: { numberOfKeys: 1, lua: ACQUIRE_LUA },
+      flowLeaseRelease: { numberOfKeys: 1, lua: RELEASE_LUA },
+    }) as unknown as LeaseScripts;
   }
 
   /** True while the last grant is safely within its lifetime. */

@@ -14,6 +14,7 @@ import { countInOrder, windowsAt, type CountedRequest, type Windows } from '../.
 import { StoreUnavailable } from '../../errors.js';
 import { asStoreUnavailable } from '../unavailable.js';
 import type { Keyspace, Redis } from './client.js';
+import { luaCommands } from './script.js';
 
 // The requests of one lane (see RequestGate.check) go to Redis in one script call: measured on this
 // 2-core machine, the per-command cost in Redis and in the client, not the counting, was what the gate
@@ -170,6 +171,7 @@ const USAGE_TTL_MS = 8 * 86_400_000;
 
 export class RequestGate {
   private readonly redis: GateRedis;
+  private readonly cmd: Pick<GateRedis, 'flowCount'> & RecordScripts;
   private readonly usageCounter: UsageCounter;
   private readonly keyCache = new Map<string, CounterKeys>();
   /** Lanes with requests queued or a call in flight; an idle lane is dropped. */
@@ -184,10 +186,13 @@ export class RequestGate {
   ) {
     this.redis = redis as GateRedis;
     this.usageCounter = new UsageCounter(redis, ks);
-    if (!(this.redis as unknown as Record<string, unknown>).flowCount) {
-      this.redis.defineCommand('flowCount', { numberOfKeys: 2, lua: COUNT_LUA });
-    }
-    defineRecordCommands(this.redis);
+    // Called by SHA (src/store/redis/script.ts): a gate may be built while the connection is busy.
+    this.cmd = luaCommands(redis, {
+      flowCount: { numberOfKeys: 2, lua: COUNT_LUA },
+      flowRemember: { numberOfKeys: 1, lua: REMEMBER_LUA },
+      flowKeyLookup: { numberOfKeys: 2, lua: KEY_LOOKUP_LUA },
+      flowIndexPublish: { numberOfKeys: 2, lua: INDEX_PUBLISH_LUA },
+    }) as unknown as Pick<GateRedis, 'flowCount'> & RecordScripts;
   }
 
   /**
@@ -278,7 +283,7 @@ export class RequestGate {
       fail(err);
       for (const waiter of queued?.waiters ?? []) callEach(waiter.cb, err);
     }, GATE_CALL_TIMEOUT_MS);
-    this.redis.flowCount(lane.minute, lane.day, ...scriptArgs(b)).then(
+    this.cmd.flowCount(lane.minute, lane.day, ...scriptArgs(b)).then(
       (res) => {
         if (!settle()) return;
         const verdicts = countInOrder(Number(res[0]), Number(res[1]), b.waiters);
@@ -391,8 +396,8 @@ export class RequestGate {
   }
 
   /** The record scripts, defined on the connection in the constructor. */
-  private get scripts(): RecordRedis {
-    return this.redis as unknown as RecordRedis;
+  private get scripts(): RecordScripts {
+    return this.cmd;
   }
 
   /** Counts an error response against the caller's usage (for GET /auth/me). */
@@ -487,15 +492,9 @@ return 1
 
 const RELEASE_LUA = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
 
-type RecordRedis = Redis & {
+type RecordScripts = {
   flowRemember(copy: string, json: string, ttlMs: number, tombstone: string): Promise<string | null>;
   flowKeyLookup(copy: string, index: string, keyHash: string, mark: string): Promise<string | number>;
   flowIndexPublish(index: string, staged: string, count: number, mark: string): Promise<number>;
 };
 
-function defineRecordCommands(redis: Redis): void {
-  if ((redis as unknown as Record<string, unknown>).flowRemember) return;
-  redis.defineCommand('flowRemember', { numberOfKeys: 1, lua: REMEMBER_LUA });
-  redis.defineCommand('flowKeyLookup', { numberOfKeys: 2, lua: KEY_LOOKUP_LUA });
-  redis.defineCommand('flowIndexPublish', { numberOfKeys: 2, lua: INDEX_PUBLISH_LUA });
-}

@@ -23,3 +23,20 @@ export function luaScript<R>(redis: Redis, lua: string): ScriptCall<R> {
     }
   };
 }
+
+/** Script definitions by name, as ioredis' defineCommand takes them. */
+export type LuaDefinitions = Record<string, { numberOfKeys: number; lua: string }>;
+
+/**
+ * Named scripts called as `cmd.name(...keys, ...args)`, like commands ioredis' defineCommand would
+ * add, but by EVALSHA (see luaScript): safe to build at any time on a shared connection.
+ */
+export function luaCommands<D extends LuaDefinitions>(redis: Redis, defs: D): { [K in keyof D]: (...keysThenArgs: (string | number)[]) => Promise<unknown> } {
+  const out = {} as { [K in keyof D]: (...keysThenArgs: (string | number)[]) => Promise<unknown> };
+  for (const name of Object.keys(defs) as (keyof D)[]) {
+    const { numberOfKeys, lua } = defs[name]!;
+    const call = luaScript<unknown>(redis, lua);
+    out[name] = (...a) => call(a.slice(0, numberOfKeys) as string[], a.slice(numberOfKeys));
+  }
+  return out;
+}
