@@ -184,7 +184,7 @@ export default async function run(args: string[]): Promise<void> {
     v.print();
   } finally {
     await ch.close();
-    rmSync(dataDir, { recursive: true, force: true });
+    rmSync(dataDir, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 });
   }
 }
 

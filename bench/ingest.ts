@@ -178,7 +178,7 @@ export default async function run(args: string[]): Promise<void> {
     await compute.stop();
   } finally {
     await close();
-    rmSync(dataDir, { recursive: true, force: true });
+    rmSync(dataDir, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 });
   }
 }
 

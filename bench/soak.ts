@@ -273,7 +273,7 @@ export default async function run(args: string[]): Promise<void> {
   } finally {
     for (const stop of stops.reverse()) await stop().catch((err) => console.error('stopping a role failed:', err));
     await close();
-    rmSync(dataDir, { recursive: true, force: true });
+    rmSync(dataDir, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 });
   }
 }
 

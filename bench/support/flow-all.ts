@@ -39,7 +39,7 @@ export async function startFlowAll(name: string, env: Record<string, string> = {
     // and the pool re-emits that as an unhandled 'error'. Nothing is running any more.
     rt.pool.on('error', () => undefined);
     await close();
-    rmSync(dataDir, { recursive: true, force: true });
+    rmSync(dataDir, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 });
   };
   try {
     const ingest = await startIngest(rt);

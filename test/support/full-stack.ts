@@ -52,7 +52,8 @@ export async function startFullStack(extra: RoutePlugin[] = []): Promise<FullSta
     async close() {
       await stack.close();
       await ch.close();
-      rmSync(dataDir, { recursive: true, force: true });
+      // chDB may still be flushing its own logs into the directory for a moment after close.
+      rmSync(dataDir, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 });
     },
   };
 }

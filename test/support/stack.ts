@@ -99,7 +99,7 @@ export async function startStack(
       await deletePrefix(rt, names.prefix);
       await rt.close();
       await dropDatabase(names.database);
-      rmSync(names.dataDir, { recursive: true, force: true });
+      rmSync(names.dataDir, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 });
     },
   };
 }

@@ -108,7 +108,7 @@ afterAll(async () => {
   await ws?.close().catch(() => undefined);
   await b?.stop('SIGKILL').catch(() => undefined);
   await a?.cleanup().catch(() => undefined);
-  if (computeDir) rmSync(computeDir, { recursive: true, force: true });
+  if (computeDir) rmSync(computeDir, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 });
 }, 60_000);
 
 describe('the compute process killed at each step of its work', () => {

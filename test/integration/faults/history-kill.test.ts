@@ -35,7 +35,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await s?.close();
-  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+  if (dataDir) rmSync(dataDir, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 });
 });
 
 /** Runs a writer in a child process armed with `failpoint`; resolves with how it ended. */

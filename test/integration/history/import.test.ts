@@ -93,7 +93,7 @@ afterAll(async () => {
   await withSynthetic?.close();
   await s?.close();
   await tch?.close();
-  if (dir) rmSync(dir, { recursive: true, force: true });
+  if (dir) rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 });
 });
 
 describe('migration 3 on an existing store', () => {

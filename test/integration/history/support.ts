@@ -19,7 +19,7 @@ export function openTestClickHouse(): TestClickHouse {
     dataDir,
     async close() {
       await ch.close();
-      rmSync(dataDir, { recursive: true, force: true });
+      rmSync(dataDir, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 });
     },
   };
 }
