@@ -4,7 +4,7 @@
  * limits a hostile-input test cannot exhaust. The simulator is a real SimMarket that is never
  * started, so nothing moves unless a test tells it to.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { historyRoutes } from '../../api/rest/history/routes.js';
@@ -15,7 +15,7 @@ import { createClickHouse } from '../../src/store/clickhouse/client.js';
 import { createKey } from '../../src/store/pg/keys.js';
 import { HotState } from '../../src/store/redis/hot.js';
 import { SimMarket } from '../../src/venues/sim/index.js';
-import { startStack, type TestStack } from './stack.js';
+import { removeDataDir, startStack, type TestStack } from './stack.js';
 
 export interface FullStack {
   stack: TestStack;
@@ -52,8 +52,7 @@ export async function startFullStack(extra: RoutePlugin[] = []): Promise<FullSta
     async close() {
       await stack.close();
       await ch.close();
-      // chDB may still be flushing its own logs into the directory for a moment after close.
-      rmSync(dataDir, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 });
+      removeDataDir(dataDir);
     },
   };
 }

@@ -31,6 +31,25 @@ function maintenanceUrl(url: string | undefined): string | undefined {
 }
 export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 
+/**
+ * Removes a test's data directory. Embedded chDB may still be writing its own logs there for a
+ * while after its client closed (the engine lives as long as the process): what cannot be removed
+ * now is removed when the process exits.
+ */
+export function removeDataDir(dir: string): void {
+  try {
+    rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
+  } catch {
+    process.once('exit', () => {
+      try {
+        rmSync(dir, { recursive: true, force: true });
+      } catch {
+        /* the OS temp directory is cleaned eventually */
+      }
+    });
+  }
+}
+
 export interface TestStack {
   config: Config;
   rt: Runtime;
@@ -99,7 +118,7 @@ export async function startStack(
       await deletePrefix(rt, names.prefix);
       await rt.close();
       await dropDatabase(names.database);
-      rmSync(names.dataDir, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 });
+      removeDataDir(names.dataDir);
     },
   };
 }

@@ -13,7 +13,7 @@
  *   history.after-insert   inserted, not acknowledged (inserted again after the restart: deduplicated)
  * B keeps its ClickHouse data in its own directory; the test reads it once every scenario ran.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -24,6 +24,7 @@ import { Keyspace } from '../../../src/store/redis/client.js';
 import { connectWs, type WsClient } from '../gateway/ws-client.js';
 import { client, demoKey, eventually } from '../../support/e2e.js';
 import { startService, type Service } from '../../support/service.js';
+import { removeDataDir } from '../../support/stack.js';
 
 const POINTS = ['compute.before-store', 'compute.after-store', 'history.before-insert', 'history.after-insert'] as const;
 const CHANGES_PER_SCENARIO = 6;
@@ -108,7 +109,7 @@ afterAll(async () => {
   await ws?.close().catch(() => undefined);
   await b?.stop('SIGKILL').catch(() => undefined);
   await a?.cleanup().catch(() => undefined);
-  if (computeDir) rmSync(computeDir, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 });
+  if (computeDir) removeDataDir(computeDir);
 }, 60_000);
 
 describe('the compute process killed at each step of its work', () => {

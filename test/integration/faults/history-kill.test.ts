@@ -6,7 +6,7 @@
  * chDB allows one process per data directory: this process opens it only while no child runs.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pino } from 'pino';
@@ -16,7 +16,7 @@ import { createClickHouse, type ClickHouseClient } from '../../../src/store/clic
 import { prepareHistoryStore } from '../../../src/store/clickhouse/schema.js';
 import { HotState } from '../../../src/store/redis/hot.js';
 import { ROOT } from '../../support/cli.js';
-import { startStack, type TestStack } from '../../support/stack.js';
+import { removeDataDir, startStack, type TestStack } from '../../support/stack.js';
 import { APPENDED, appendAll, landed, uniqueContest } from '../history/log-support.js';
 
 const LEASE_MS = 1_000;
@@ -35,7 +35,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await s?.close();
-  if (dataDir) rmSync(dataDir, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 });
+  if (dataDir) removeDataDir(dataDir);
 });
 
 /** Runs a writer in a child process armed with `failpoint`; resolves with how it ended. */

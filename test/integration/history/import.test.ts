@@ -4,7 +4,7 @@
  * reported by line and writes nothing; synthetic rows are marked and left out of the reads unless
  * FLOW_HISTORY_INCLUDE_SYNTHETIC says otherwise; and the real CLI's exit codes.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
@@ -22,7 +22,7 @@ import { historyCounts } from '../../../src/store/clickhouse/history.js';
 import { CLICKHOUSE_MIGRATIONS, prepareHistoryStore, TABLES } from '../../../src/store/clickhouse/schema.js';
 import { createKey } from '../../../src/store/pg/keys.js';
 import { runCli } from '../../support/cli.js';
-import { startStack, type TestStack } from '../../support/stack.js';
+import { removeDataDir, startStack, type TestStack } from '../../support/stack.js';
 import { count, openTestClickHouse, queryString, type TestClickHouse } from './support.js';
 
 const T0 = Date.parse('2026-11-20T12:00:00.000Z');
@@ -93,7 +93,7 @@ afterAll(async () => {
   await withSynthetic?.close();
   await s?.close();
   await tch?.close();
-  if (dir) rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 });
+  if (dir) removeDataDir(dir);
 });
 
 describe('migration 3 on an existing store', () => {

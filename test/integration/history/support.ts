@@ -1,8 +1,9 @@
 /** Shared by the history integration tests: a chDB client in its own temp directory, per test file. */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createClickHouse, type ClickHouseClient } from '../../../src/store/clickhouse/client.js';
+import { removeDataDir } from '../../support/stack.js';
 
 export interface TestClickHouse {
   ch: ClickHouseClient;
@@ -19,7 +20,7 @@ export function openTestClickHouse(): TestClickHouse {
     dataDir,
     async close() {
       await ch.close();
-      rmSync(dataDir, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 });
+      removeDataDir(dataDir);
     },
   };
 }
