@@ -10,22 +10,9 @@ import { createRedis, Keyspace } from '../../../src/store/redis/client.js';
 import { HotState } from '../../../src/store/redis/hot.js';
 import type { NormalizedQuote } from '../../../src/venues/types.js';
 import { REDIS_URL } from '../../support/stack.js';
+import { venueQuote } from '../../support/pipeline.js';
 
-const quote = (i: number, price: number): NormalizedQuote => ({
-  partner_id: 'sim_exchange',
-  liquidity_hash: `sim_exchange:ct_b:ml:${i % 10}`,
-  position_hash: `ct_b:ml:home:0:p${i % 10}:ft`,
-  venue_market_id: 'm',
-  venue_side_key: 'home',
-  price,
-  available: 100,
-  levels: [{ price, available: 100 }],
-  fee: { kind: 'none' },
-  real_book: true,
-  source: 'streaming',
-  ts_event: i,
-  ts_init: i,
-});
+const quote = (i: number, price: number): NormalizedQuote => venueQuote('sim_exchange', `ct_b:ml:home:0:p${i % 10}:ft`, price, 100, i);
 
 describe('an ingester cut off from Redis', () => {
   it('holds at most maxPendingTicks tick rows and counts the oldest it dropped', async () => {

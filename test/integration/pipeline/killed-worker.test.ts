@@ -1,16 +1,15 @@
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import path from 'node:path';
-import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ComputePool } from '../../../pipelines/compute-pool.js';
-import { LiquidityProcessor } from '../../../pipelines/processors/liquidity.js';
 import { LiquidityProducer } from '../../../pipelines/producers/liquidity.js';
 import { HotState } from '../../../src/store/redis/hot.js';
 import { buildSimCatalog } from '../../../src/venues/sim/catalog.js';
 import type { NormalizedQuote } from '../../../src/venues/types.js';
 import { ROOT } from '../../support/cli.js';
 import { startStack, type TestStack } from '../../support/stack.js';
+import { testProcessor, venueQuote } from '../../support/pipeline.js';
 
 const catalog = buildSimCatalog(1, new Date('2026-11-20T12:00:00Z'));
 let s: TestStack;
@@ -19,23 +18,7 @@ beforeAll(async () => {
 });
 afterAll(async () => s?.close());
 
-function quote(partner: string, positionHash: string, price: number, available: number): NormalizedQuote {
-  return {
-    partner_id: partner,
-    liquidity_hash: `${partner}:${positionHash}`,
-    position_hash: positionHash,
-    venue_market_id: positionHash,
-    venue_side_key: positionHash.split(':')[2]!,
-    price,
-    available,
-    levels: [{ price, available }],
-    fee: { kind: 'none' },
-    real_book: true,
-    source: 'streaming',
-    ts_event: Date.now(),
-    ts_init: Date.now(),
-  };
-}
+const quote = (partner: string, positionHash: string, price: number, available: number): NormalizedQuote => venueQuote(partner, positionHash, price, available, Date.now());
 
 describe('a killed compute worker', () => {
   it('loses no update: its job runs again on another worker from the venue state as it is now', async () => {
@@ -59,16 +42,7 @@ describe('a killed compute worker', () => {
     expect(await hot.liquidity(contestId)).toBeNull();
 
     const compute = new ComputePool(1);
-    const processor = new LiquidityProcessor({
-      redisUrl: s.env.REDIS_URL!,
-      ks: s.rt.ks,
-      pool: s.rt.pool,
-      hot,
-      compute,
-      log: pino({ level: 'silent' }),
-      now: Date.now,
-      lockMs: 1_000,
-    });
+    const processor = testProcessor(s, hot, compute, Date.now, { lockMs: 1_000 });
     try {
       let stored: string | null = null;
       const until = Date.now() + 20_000;

@@ -11,6 +11,7 @@ import { HotState } from '../../../src/store/redis/hot.js';
 import type { NormalizedQuote } from '../../../src/venues/types.js';
 import { eventually } from '../../support/e2e.js';
 import { startStack, type TestStack } from '../../support/stack.js';
+import { venueQuote } from '../../support/pipeline.js';
 
 let s: TestStack;
 beforeAll(async () => {
@@ -18,21 +19,7 @@ beforeAll(async () => {
 });
 afterAll(async () => s?.close());
 
-const quote = (price: number, tsInit: number): NormalizedQuote => ({
-  partner_id: 'sim_exchange',
-  liquidity_hash: 'sim_exchange:ct_r:1',
-  position_hash: 'ct_r:ml:home:0:p1:ft',
-  venue_market_id: 'm',
-  venue_side_key: 'home',
-  price,
-  available: 100,
-  levels: [{ price, available: 100 }],
-  fee: { kind: 'none' },
-  real_book: true,
-  source: 'streaming',
-  ts_event: tsInit,
-  ts_init: tsInit,
-});
+const quote = (price: number, tsInit: number): NormalizedQuote => venueQuote('sim_exchange', 'ct_r:ml:home:0:p1:ft', price, 100, tsInit);
 
 describe('re-confirmations', () => {
   it('are written at once but recomputed at a trickle; a change is recomputed with its write', async () => {
@@ -55,7 +42,7 @@ describe('re-confirmations', () => {
       // Unchanged, 21 s later: due for re-confirmation, stored at once, recomputed later.
       ingester.accept(quote(0.5, t + 21_000));
       expect(await ingester.flush()).toBe(true);
-      const stored = JSON.parse((await s.rt.redis.hget(s.rt.ks.k('vq', 'ct_r'), 'sim_exchange:ct_r:1'))!) as NormalizedQuote;
+      const stored = JSON.parse((await s.rt.redis.hget(s.rt.ks.k('vq', 'ct_r'), quote(0.5, t).liquidity_hash))!) as NormalizedQuote;
       expect(stored.ts_init).toBe(t + 21_000);
       expect(queued.length).toBe(1);
       expect((await eventually(async () => queued.length, (n) => n === 2, 3_000))).toBe(2);

@@ -3,16 +3,15 @@
  * keep it through late writes), and the ingester forgets its quotes. Real Redis, the simulator as
  * the venues.
  */
-import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ComputePool } from '../../../pipelines/compute-pool.js';
-import { LiquidityProcessor } from '../../../pipelines/processors/liquidity.js';
 import { LiquidityProducer } from '../../../pipelines/producers/liquidity.js';
 import { HOT_KINDS, HotState } from '../../../src/store/redis/hot.js';
 import { buildSimCatalog, SimMarket } from '../../../src/venues/sim/index.js';
 import type { NormalizedQuote } from '../../../src/venues/types.js';
 import { simIngester } from '../../support/sim-ingester.js';
 import { startStack, type TestStack } from '../../support/stack.js';
+import { testProcessor, venueQuote } from '../../support/pipeline.js';
 
 const NOW = Date.UTC(2026, 0, 10, 18, 0, 0);
 const RETENTION_MS = 120_000;
@@ -110,33 +109,10 @@ describe("the compute worker's contest facts", () => {
     const contests = [...new Set(catalog.positions.filter((p) => p.market_key === 'moneyline').map((p) => p.contest_id))].slice(0, 3);
     let t = Date.now();
     const hot = new HotState(s.rt.redis, s.rt.ks);
-    const quote = (positionHash: string): NormalizedQuote => ({
-      partner_id: 'sim_exchange',
-      liquidity_hash: `sim_exchange:${positionHash}`,
-      position_hash: positionHash,
-      venue_market_id: positionHash,
-      venue_side_key: 'home',
-      price: 0.5,
-      available: 100,
-      levels: [{ price: 0.5, available: 100 }],
-      fee: { kind: 'none' },
-      real_book: true,
-      source: 'streaming',
-      ts_event: t,
-      ts_init: t,
-    });
+    const quote = (positionHash: string): NormalizedQuote => venueQuote('sim_exchange', positionHash, 0.5, 100, t, { venue_side_key: 'home' });
     const compute = new ComputePool(1);
     const producer = new LiquidityProducer(s.env.REDIS_URL!, s.rt.ks);
-    const processor = new LiquidityProcessor({
-      redisUrl: s.env.REDIS_URL!,
-      ks: s.rt.ks,
-      pool: s.rt.pool,
-      hot,
-      compute,
-      log: pino({ level: 'silent' }),
-      now: () => t,
-      maxContests: 2,
-    });
+    const processor = testProcessor(s, hot, compute, () => t, { maxContests: 2 });
     try {
       for (const c of contests) {
         const pos = catalog.positions.find((p) => p.contest_id === c && p.market_key === 'moneyline')!;

@@ -4,16 +4,15 @@
  * contest: the ingester schedules the recomputation itself. Real Redis, the simulator frozen, the
  * clock moved by the test.
  */
-import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ComputePool } from '../../../pipelines/compute-pool.js';
-import { LiquidityProcessor } from '../../../pipelines/processors/liquidity.js';
 import { logKeys, toLogEvent } from '../../../src/store/redis/eventlog.js';
 import { HotState } from '../../../src/store/redis/hot.js';
 import { buildSimCatalog, SimMarket } from '../../../src/venues/sim/index.js';
 import { eventually } from '../../support/e2e.js';
 import { simIngester } from '../../support/sim-ingester.js';
 import { startStack, type TestStack } from '../../support/stack.js';
+import { testProcessor } from '../../support/pipeline.js';
 
 const NOW = Date.now();
 let s: TestStack;
@@ -37,15 +36,7 @@ describe('a venue that stops confirming its quotes', () => {
     const hot = new HotState(s.rt.redis, s.rt.ks);
     const { ingester, stop } = simIngester(s, market, hot, () => t);
     const compute = new ComputePool(1);
-    const processor = new LiquidityProcessor({
-      redisUrl: s.env.REDIS_URL!,
-      ks: s.rt.ks,
-      pool: s.rt.pool,
-      hot,
-      compute,
-      log: pino({ level: 'silent' }),
-      now: () => t,
-    });
+    const processor = testProcessor(s, hot, compute, () => t);
     try {
       await ingester.start();
       await ingester.flush();
