@@ -32,6 +32,7 @@ import { createRedis, type Keyspace, type Redis } from '../../src/store/redis/cl
 import { compareStreamIds, LOG_LIMITS, logKeys, toHistEntries } from '../../src/store/redis/eventlog.js';
 import { encodeEntries, HIST_TABLES, type TableBody } from './encode.js';
 import { Lease } from './lease.js';
+import { luaCommands } from '../../src/store/redis/script.js';
 
 export const HISTORY_GROUP = 'history';
 /** Every writer reads as the same consumer: only the lease holder reads, and a successor inherits the pending entries as they are. */
@@ -131,10 +132,11 @@ if ok then redis.call('XTRIM', KEYS[3], 'MINID', floor) end
 return n
 `;
 
-type ConsumerRedis = Redis & {
+/** The writer's two scripts, keys first (the lease fences both). */
+interface ConsumerScripts {
   flowHistPlan(lease: string, plan: string, token: string, json: string): Promise<number>;
   flowHistAck(lease: string, plan: string, hist: string, ...args: string[]): Promise<number>;
-};
+}
 
 /** The id right after `id` (stream ids are ms-seq). */
 export function nextStreamId(id: string): string {
@@ -208,7 +210,8 @@ function consumerMetrics(registry: Registry): ConsumerMetrics {
 export class HistoryConsumer {
   private readonly o: Required<Omit<HistoryConsumerOptions, 'metrics' | 'redis' | 'redisUrl' | 'ks' | 'clickhouse' | 'log'>>;
   private readonly keys: ReturnType<typeof historyKeys>;
-  private readonly conn: ConsumerRedis;
+  private readonly conn: Redis;
+  private readonly scripts: ConsumerScripts;
   private readonly lease: Lease;
   private readonly metrics: ConsumerMetrics;
   private readonly tokenPrefix: string;
@@ -236,9 +239,8 @@ export class HistoryConsumer {
     };
     this.keys = historyKeys(d.ks);
     this.tokenPrefix = d.ks.prefix;
-    this.conn = createRedis(d.redisUrl, { name: 'flow-history' }) as ConsumerRedis;
-    this.conn.defineCommand('flowHistPlan', { numberOfKeys: 2, lua: PLAN_LUA });
-    this.conn.defineCommand('flowHistAck', { numberOfKeys: 3, lua: ACK_LUA });
+    this.conn = createRedis(d.redisUrl, { name: 'flow-history' });
+    this.scripts = luaCommands(this.conn, { flowHistPlan: { numberOfKeys: 2, lua: PLAN_LUA }, flowHistAck: { numberOfKeys: 3, lua: ACK_LUA } }) as unknown as ConsumerScripts;
     // Swallowed here: every failing command is handled where it is sent.
     this.conn.on('error', () => undefined);
     this.lease = new Lease(d.redis, this.keys.lease, this.o.leaseMs);
@@ -452,13 +454,13 @@ export class HistoryConsumer {
     const encoded = encodeEntries(toHistEntries(raw as [string, string[]][]));
     if (!planned) {
       const json = JSON.stringify(plan);
-      if ((await this.conn.flowHistPlan(this.keys.lease, this.keys.plan, this.lease.token, json)) !== 1) throw new LeaseLost();
+      if ((await this.scripts.flowHistPlan(this.keys.lease, this.keys.plan, this.lease.token, json)) !== 1) throw new LeaseLost();
       this.ownPlan = json;
     }
     failpoint('history.before-insert');
     const results = await Promise.all(encoded.bodies.map((b) => this.insert(b, plan)));
     failpoint('history.after-insert');
-    const acked = await this.conn.flowHistAck(this.keys.lease, this.keys.plan, this.keys.hist, this.lease.token, HISTORY_GROUP, nextStreamId(plan.last), ...ids);
+    const acked = await this.scripts.flowHistAck(this.keys.lease, this.keys.plan, this.keys.hist, this.lease.token, HISTORY_GROUP, nextStreamId(plan.last), ...ids);
     if (acked === -1) throw new LeaseLost();
     this.ownPlan = null;
 

@@ -121,25 +121,23 @@ for i = 2, #KEYS do redis.call('PEXPIREAT', KEYS[i], at) end
 return at
 `;
 
-/** The write scripts (keys first, then arguments), built with one set of log limits. */
+/** The write scripts, built with one set of log limits; each takes its keys and its arguments. */
 interface HotCommands {
-  writeQuotes(...keysThenArgs: (string | number)[]): Promise<number>;
-  writeComputed(...keysThenArgs: (string | number)[]): Promise<0 | [1, string]>;
-  writeState(...keysThenArgs: (string | number)[]): Promise<number>;
-  append(...keysThenArgs: (string | number)[]): Promise<string>;
-  closeContest(numKeys: number, ...keysThenRetention: (string | number)[]): Promise<number>;
+  writeQuotes: ScriptCall<number>;
+  writeComputed: ScriptCall<0 | [1, string]>;
+  writeState: ScriptCall<number>;
+  append: ScriptCall<string>;
+  closeContest: ScriptCall<number>;
 }
 
 function hotCommands(redis: Redis, limits: LogLimits): HotCommands {
   const lua = logLua(limits);
-  const withKeys = <R>(script: ScriptCall<R>, numKeys: number) => (...a: (string | number)[]) => script(a.slice(0, numKeys) as string[], a.slice(numKeys));
-  const close = luaScript<number>(redis, CLOSE_LUA);
   return {
-    writeQuotes: withKeys(luaScript<number>(redis, WRITE_QUOTES_LUA(lua)), 5),
-    writeComputed: withKeys(luaScript<0 | [1, string]>(redis, WRITE_COMPUTED_LUA(lua)), 10),
-    writeState: withKeys(luaScript<number>(redis, WRITE_STATE_LUA(lua)), 4),
-    append: withKeys(luaScript<string>(redis, APPEND_LUA(lua)), 4),
-    closeContest: (numKeys, ...rest) => close(rest.slice(0, numKeys) as string[], rest.slice(numKeys)),
+    writeQuotes: luaScript(redis, WRITE_QUOTES_LUA(lua)),
+    writeComputed: luaScript(redis, WRITE_COMPUTED_LUA(lua)),
+    writeState: luaScript(redis, WRITE_STATE_LUA(lua)),
+    append: luaScript(redis, APPEND_LUA(lua)),
+    closeContest: luaScript(redis, CLOSE_LUA),
   };
 }
 
@@ -215,7 +213,7 @@ export class HotState {
     for (const q of quotes) args.push(q.liquidity_hash, JSON.stringify(q));
     const h = histArgs(hist);
     return Number(
-      await this.cmd.writeQuotes(this.k('closed', contestId), this.log.hist, this.k('vq', contestId), this.k('vqv', contestId), this.log.outliers(contestId), args.length, ...args, h.length, ...h),
+      await this.cmd.writeQuotes([this.k('closed', contestId), this.log.hist, this.k('vq', contestId), this.k('vqv', contestId), this.log.outliers(contestId)], [args.length, ...args, h.length, ...h]),
     );
   }
 
@@ -243,29 +241,19 @@ export class HotState {
     const hist = histArgs(log.hist ?? []);
     const outliers = log.outliers ?? [];
     const res = await this.cmd.writeComputed(
-      this.k('closed', contestId),
-      this.log.feed,
-      this.log.hist,
-      this.k('liq', contestId),
-      this.k('depth', contestId),
-      this.k('snap', contestId),
-      this.k('liqv', contestId),
-      this.log.events(contestId),
-      this.log.lastLiquidityEvent(contestId),
-      this.log.outliers(contestId),
-      version,
-      positionsJson,
-      snapshotJson,
-      contestId,
-      this.log.liquidityChanged,
-      flat.length,
-      ...flat,
-      ev.length,
-      ...ev,
-      hist.length,
-      ...hist,
-      outliers.length,
-      ...outliers,
+      [
+        this.k('closed', contestId),
+        this.log.feed,
+        this.log.hist,
+        this.k('liq', contestId),
+        this.k('depth', contestId),
+        this.k('snap', contestId),
+        this.k('liqv', contestId),
+        this.log.events(contestId),
+        this.log.lastLiquidityEvent(contestId),
+        this.log.outliers(contestId),
+      ],
+      [version, positionsJson, snapshotJson, contestId, this.log.liquidityChanged, flat.length, ...flat, ev.length, ...ev, hist.length, ...hist, outliers.length, ...outliers],
     );
     if (res === 0) return false;
     return { lastLiquidityEventId: res[1] || null };
@@ -275,7 +263,7 @@ export class HotState {
   async append(contestId: string, events: readonly LogAppend[], hist: readonly HistAppend[] = []): Promise<string | null> {
     const ev = eventArgs(events);
     const h = histArgs(hist);
-    const id = await this.cmd.append(this.k('closed', contestId), this.log.feed, this.log.hist, this.log.events(contestId), contestId, ev.length, ...ev, h.length, ...h);
+    const id = await this.cmd.append([this.k('closed', contestId), this.log.feed, this.log.hist, this.log.events(contestId)], [contestId, ev.length, ...ev, h.length, ...h]);
     return id || null;
   }
 
@@ -308,7 +296,7 @@ export class HotState {
   /** Stores a contest's game state and appends its events (contest_state.update) in one atomic step. */
   async setContestState(contestId: string, stateJson: string, events: readonly LogAppend[] = []): Promise<void> {
     const ev = eventArgs(events);
-    await this.cmd.writeState(this.k('closed', contestId), this.log.feed, this.k('state', contestId), this.log.events(contestId), stateJson, contestId, ev.length, ...ev);
+    await this.cmd.writeState([this.k('closed', contestId), this.log.feed, this.k('state', contestId), this.log.events(contestId)], [stateJson, contestId, ev.length, ...ev]);
   }
 
   /**
@@ -317,7 +305,7 @@ export class HotState {
    */
   async closeContest(contestId: string): Promise<number> {
     const keys = [this.k('closed', contestId), ...HOT_KINDS.map((kind) => this.k(kind, contestId))];
-    return Number(await this.cmd.closeContest(keys.length, ...keys, this.closedRetentionMs));
+    return Number(await this.cmd.closeContest(keys, [this.closedRetentionMs]));
   }
 
   /** When the closed contest's hot state expires (Redis ms), or null while it is open. */
