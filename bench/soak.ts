@@ -24,15 +24,9 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { historyRoutes } from '../api/rest/history/routes.js';
-import { liquidityRoutes } from '../api/rest/liquidity/routes.js';
-import { simRoutes } from '../api/rest/sim/routes.js';
-import { startApi } from '../cli/roles/api.js';
-import { startGatewayRole } from '../cli/roles/gateway.js';
-import { startCompute, startIngest } from '../cli/roles/market.js';
+import { startRoles, type Running } from '../cli/roles/start.js';
 import type { Runtime } from '../cli/runtime.js';
 import { createKey } from '../src/store/pg/keys.js';
-import { HotState } from '../src/store/redis/hot.js';
 import { LOG_LIMITS, logKeys } from '../src/store/redis/eventlog.js';
 import { benchRuntime, sleep } from './support/stack.js';
 import { runIfMain } from './support/main.js';
@@ -148,20 +142,18 @@ export default async function run(args: string[]): Promise<void> {
 
   const dataDir = mkdtempSync(path.join(tmpdir(), 'flow-soak-'));
   const { rt, close } = await benchRuntime('soak', { PORT: '0', STREAM_PORT: '0', FLOW_DATA_DIR: dataDir, FLOW_HOT_RETENTION_SECONDS: String(retentionS) });
-  const stops: (() => Promise<void>)[] = [];
+  let running: Running[] = [];
   try {
-    // The roles in the order and wiring of `flow all` (cli/flow.ts startRoles).
-    const ingest = await startIngest(rt, {
-      simIntervalMs: 50,
-      simChurn: { every_ms: Number(values['churn-every-ms']), lead_ms: Number(values['lead-ms']), duration_ms: Number(values['duration-ms']) },
+    // The roles `flow all` runs, started as the CLI starts them.
+    const started = await startRoles(rt, ['ingest', 'compute', 'api', 'gateway'], {
+      ingest: {
+        simIntervalMs: 50,
+        simChurn: { every_ms: Number(values['churn-every-ms']), lead_ms: Number(values['lead-ms']), duration_ms: Number(values['duration-ms']) },
+      },
     });
-    stops.push(() => ingest.stop());
-    const compute = await startCompute(rt, { history: true });
-    stops.push(() => compute.stop());
-    const api = await startApi(rt, [liquidityRoutes(new HotState(rt.redis, rt.ks)), historyRoutes, simRoutes(ingest.sim!)]);
-    stops.push(() => api.stop());
-    const gateway = await startGatewayRole(rt);
-    stops.push(() => gateway.stop());
+    running = started.running;
+    const ingest = started.ingest!;
+    const compute = started.compute!;
 
     const market = ingest.sim!.market;
     market.setActivity(Number(values.activity));
@@ -171,7 +163,7 @@ export default async function run(args: string[]): Promise<void> {
     market.onSettle((e) => e.contest_id.startsWith('ct_churn_') && settled++);
 
     const key = await createKey(rt.pool, rt.gate, { plan: 'scale', keyType: 'execution', environment: 'test', workspaceName: 'soak' });
-    const base = `http://127.0.0.1:${api.port}/flow/v1`;
+    const base = `http://127.0.0.1:${started.apiPort}/flow/v1`;
     let requests = 0;
     let serverErrors = 0;
     let timeouts = 0;
@@ -271,7 +263,7 @@ export default async function run(args: string[]): Promise<void> {
     v.atMost('client answers 5xx', serverErrors, 0);
     v.print();
   } finally {
-    for (const stop of stops.reverse()) await stop().catch((err) => console.error('stopping a role failed:', err));
+    for (const r of [...running].reverse()) await r.stop().catch((err) => console.error('stopping a role failed:', err));
     await close();
     rmSync(dataDir, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 });
   }

@@ -12,46 +12,9 @@ import { dataDirSecrets, type GeneratedSecret } from '../src/secrets.js';
 import { ensureDemoKey, seedSimCatalog } from './bootstrap.js';
 import { CommandFailed } from './errors.js';
 import { jwtCommand, runKeysCommand, UsageError } from './keys.js';
-import type { RoutePlugin } from '../api/rest/app.js';
-import { liquidityRoutes } from '../api/rest/liquidity/routes.js';
-import { simRoutes } from '../api/rest/sim/routes.js';
-import { HotState } from '../src/store/redis/hot.js';
-import { historyRoutes } from '../api/rest/history/routes.js';
 import { runHistoryCommand } from './history.js';
-import { startApi } from './roles/api.js';
-import { startGatewayRole } from './roles/gateway.js';
-import { startCompute, startIngest, type IngestRole } from './roles/market.js';
+import { startRoles } from './roles/start.js';
 import { openRuntime, type Runtime } from './runtime.js';
-
-interface Running {
-  name: string;
-  stop(): Promise<void>;
-}
-
-/**
- * Starts the roles in dependency order: ingest first (it owns the simulator the api's /sim/v1
- * drives), then compute, then the listeners.
- */
-async function startRoles(rt: Runtime, roles: Role[]): Promise<Running[]> {
-  const running: Running[] = [];
-  const has = (r: Role) => roles.includes(r);
-  let ingest: IngestRole | null = null;
-  // Ingest and compute append history rows to the event log in Redis with the state they describe;
-  // the compute role also runs the history writer that moves them into ClickHouse (one active per
-  // deployment, the others standing by).
-  if (has('ingest')) running.push((ingest = await startIngest(rt)));
-  if (has('compute')) running.push(await startCompute(rt, { history: true }));
-  if (has('api')) {
-    const plugins: RoutePlugin[] = [liquidityRoutes(new HotState(rt.redis, rt.ks)), historyRoutes];
-    if (ingest?.sim) plugins.push(simRoutes(ingest.sim));
-    running.push({ name: 'api', ...(await startApi(rt, plugins)) });
-  }
-  if (has('gateway')) running.push({ name: 'gateway', ...(await startGatewayRole(rt)) });
-  for (const r of roles) {
-    if (!['ingest', 'compute', 'api', 'gateway'].includes(r)) rt.log.warn({ role: r }, 'role not available in this build; skipped');
-  }
-  return running;
-}
 
 /** Says once, when a secret was generated, where it is kept; the admin token itself is shown (operators need it). */
 function announceSecrets(generated: GeneratedSecret[], log: Logger): void {
@@ -73,7 +36,7 @@ async function runRoles(roles: Role[]): Promise<void> {
     await seedSimCatalog(rt);
     await ensureDemoKey(rt);
   }
-  const running = await startRoles(rt, config.roles);
+  const { running } = await startRoles(rt, config.roles);
   log.info({ roles: running.map((r) => r.name) }, 'flow started');
 
   let stopping = false;

@@ -1,0 +1,62 @@
+/**
+ * Starts roles in `flow all`'s order and wiring: ingest first (it owns the simulator the api's
+ * /sim/v1 drives), then compute, then the listeners. The CLI and the benches that run the whole
+ * service in one process share this, so they run what an operator runs.
+ */
+import type { RoutePlugin } from '../../api/rest/app.js';
+import { historyRoutes } from '../../api/rest/history/routes.js';
+import { liquidityRoutes } from '../../api/rest/liquidity/routes.js';
+import { simRoutes } from '../../api/rest/sim/routes.js';
+import type { Role } from '../../src/config.js';
+import { HotState } from '../../src/store/redis/hot.js';
+import type { Runtime } from '../runtime.js';
+import { startApi } from './api.js';
+import { startGatewayRole } from './gateway.js';
+import { startCompute, startIngest, type ComputeRole, type IngestOptions, type IngestRole } from './market.js';
+
+export interface Running {
+  name: string;
+  stop(): Promise<void>;
+}
+
+export interface StartedRoles {
+  /** In start order: stop them in reverse. */
+  running: Running[];
+  ingest: IngestRole | null;
+  compute: ComputeRole | null;
+  /** The bound ports of the listeners that run (the real ones when configured as 0). */
+  apiPort: number | null;
+  gatewayPort: number | null;
+}
+
+/** Starts `roles`; should one fail to start, those already running are stopped before it throws. */
+export async function startRoles(rt: Runtime, roles: readonly Role[], opts: { ingest?: IngestOptions } = {}): Promise<StartedRoles> {
+  const out: StartedRoles = { running: [], ingest: null, compute: null, apiPort: null, gatewayPort: null };
+  const has = (r: Role) => roles.includes(r);
+  try {
+    // Ingest and compute append history rows to the event log in Redis with the state they
+    // describe; the compute role also runs the history writer that moves them into ClickHouse (one
+    // active per deployment, the others standing by).
+    if (has('ingest')) out.running.push((out.ingest = await startIngest(rt, opts.ingest)));
+    if (has('compute')) out.running.push((out.compute = await startCompute(rt, { history: true })));
+    if (has('api')) {
+      const plugins: RoutePlugin[] = [liquidityRoutes(new HotState(rt.redis, rt.ks)), historyRoutes];
+      if (out.ingest?.sim) plugins.push(simRoutes(out.ingest.sim));
+      const api = await startApi(rt, plugins);
+      out.apiPort = api.port;
+      out.running.push({ name: 'api', stop: api.stop });
+    }
+    if (has('gateway')) {
+      const gateway = await startGatewayRole(rt);
+      out.gatewayPort = gateway.port;
+      out.running.push({ name: 'gateway', stop: gateway.stop });
+    }
+  } catch (err) {
+    for (const r of [...out.running].reverse()) await r.stop().catch(() => undefined);
+    throw err;
+  }
+  for (const r of roles) {
+    if (!['ingest', 'compute', 'api', 'gateway'].includes(r)) rt.log.warn({ role: r }, 'role not available in this build; skipped');
+  }
+  return out;
+}
