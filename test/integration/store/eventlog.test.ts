@@ -97,17 +97,20 @@ describe('resume reads', () => {
 describe('retention', () => {
   it('keeps at least minEvents, drops older-than-minAge heads beyond them, and never exceeds maxEvents', async () => {
     const r = s.rt.redis;
-    const r2 = s.rt.redis;
     {
       const small = new HotState(r, s.rt.ks, { logLimits: { minEvents: 5, minAgeMs: 0, maxEvents: 50, feedMax: 1000, histMax: 1000 } });
       const c = 'c-retention';
-      for (let i = 0; i < 12; i++) await small.append(c, [ticks(i)]);
+      for (let i = 0; i < 12; i++) {
+        await small.append(c, [ticks(i)]);
+        // A new millisecond: an event of the same one as the cutoff is not older than 0 ms.
+        await new Promise((r) => setTimeout(r, 2));
+      }
       // Every event is older than 0 ms by the next append: only the floor of 5 (plus at most the one just added) stays.
       const len = await r.xlen(logKeys(s.rt.ks).events(c));
       expect(len).toBeGreaterThanOrEqual(5);
       expect(len).toBeLessThanOrEqual(6);
 
-      const young = new HotState(r2, s.rt.ks, { logLimits: { minEvents: 5, minAgeMs: 3_600_000, maxEvents: 20, feedMax: 1000, histMax: 1000 } });
+      const young = new HotState(r, s.rt.ks, { logLimits: { minEvents: 5, minAgeMs: 3_600_000, maxEvents: 20, feedMax: 1000, histMax: 1000 } });
       const c2 = 'c-retention-young';
       for (let i = 0; i < 15; i++) await young.append(c2, [ticks(i)]);
       // All within the age window: none dropped below maxEvents.
