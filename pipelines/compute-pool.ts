@@ -1,8 +1,7 @@
 /** The piscina pool that runs compute tasks off the event loop. */
-import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
 import { runLiquidityJob, type LiquidityJobInput, type LiquidityJobOutput } from '../src/compute/job.js';
+import { threadFile } from './thread-file.js';
 
 /**
  * A job with at most this many venue quotes runs on the calling thread when the pipeline is quiet:
@@ -15,13 +14,6 @@ import { runLiquidityJob, type LiquidityJobInput, type LiquidityJobOutput } from
 export const INLINE_MAX_QUOTES = 64;
 export const INLINE_GAP_MS = 5;
 
-/** From the build the compiled task sits beside us; from source, a bootstrap registers tsx first. */
-function taskFile(name: string): string {
-  const compiled = fileURLToPath(new URL(`../workers/${name}.js`, import.meta.url));
-  if (import.meta.url.endsWith('.js') && existsSync(compiled)) return compiled;
-  return fileURLToPath(new URL(`../workers/${name}.boot.mjs`, import.meta.url));
-}
-
 function quoteCount(job: LiquidityJobInput): number {
   let n = 0;
   for (const p of job.input.positions) n += p.quotes.length;
@@ -32,7 +24,7 @@ export class ComputePool {
   private readonly pool: Piscina<LiquidityJobInput, LiquidityJobOutput>;
 
   constructor(threads = 1) {
-    this.pool = new Piscina({ filename: taskFile('liquidity'), minThreads: threads, maxThreads: threads, idleTimeout: 60_000 });
+    this.pool = new Piscina({ filename: threadFile(import.meta.url, '../workers/liquidity'), minThreads: threads, maxThreads: threads, idleTimeout: 60_000 });
   }
 
   /** Jobs run on the calling thread and on the pool (metrics, tests). */

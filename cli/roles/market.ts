@@ -7,7 +7,7 @@ import { Counter } from 'prom-client';
 import { scrapedCounter } from '../../src/metrics.js';
 import { ComputePool } from '../../pipelines/compute-pool.js';
 import { Ingester } from '../../pipelines/ingest/ingester.js';
-import { HistoryConsumer, type HistoryConsumerOptions } from '../../pipelines/history/consumer.js';
+import { HistoryWriterThread, type WriterThreadData } from '../../pipelines/history/writer-thread.js';
 import { LiquidityProcessor } from '../../pipelines/processors/liquidity.js';
 import { LiquidityProducer } from '../../pipelines/producers/liquidity.js';
 import type { SimControl } from '../../api/rest/sim/routes.js';
@@ -134,15 +134,15 @@ export async function startIngest(rt: Runtime, opts: IngestOptions = {}): Promis
 export interface ComputeRole {
   name: 'compute';
   processor: LiquidityProcessor;
-  /** The history writer, when this process runs one (it stands by while another process holds its lease). */
-  history: HistoryConsumer | null;
+  /** The history writer's thread, when this process runs one (it stands by while another process holds its lease). */
+  history: HistoryWriterThread | null;
   stop(): Promise<void>;
 }
 
 export interface ComputeOptions {
   threads?: number;
   /** Also run the history writer: the history log in Redis → ClickHouse (options for tests and benches). */
-  history?: boolean | Partial<Pick<HistoryConsumerOptions, 'leaseMs' | 'lingerMs' | 'maxBatchRows'>>;
+  history?: boolean | WriterThreadData['consumer'];
 }
 
 export async function startCompute(rt: Runtime, opts: ComputeOptions = {}): Promise<ComputeRole> {
@@ -158,17 +158,18 @@ export async function startCompute(rt: Runtime, opts: ComputeOptions = {}): Prom
     now: () => rt.clock.now(),
   });
   scrapedCounter(rt.metrics, 'flow_liquidity_jobs_total', 'Contest liquidity recomputations finished', () => processor.processed);
-  let history: HistoryConsumer | null = null;
+  let history: HistoryWriterThread | null = null;
   if (opts.history) {
-    history = new HistoryConsumer({
-      redis: rt.redis,
-      redisUrl: rt.config.redisUrl,
-      ks: rt.ks,
-      clickhouse: rt.clickhouse(),
-      log: rt.log.child({ component: 'history' }),
-      metrics: rt.metrics,
-      ...(opts.history === true ? {} : opts.history),
-    }).start();
+    // Its own thread: batches and chDB inserts stay off the event loop that streams quotes.
+    const c = rt.config;
+    history = await HistoryWriterThread.start(
+      { redisUrl: c.redisUrl, redisPrefix: c.redisPrefix, logLevel: rt.log.level, consumer: opts.history === true ? {} : opts.history },
+      { clickhouse: rt.clickhouse(), log: rt.log.child({ component: 'history' }), metrics: rt.metrics },
+    ).catch(async (err: unknown) => {
+      await processor.close();
+      await compute.close();
+      throw err;
+    });
   }
   rt.log.info({ role: 'compute', history: history !== null }, 'compute running');
   return {

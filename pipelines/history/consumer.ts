@@ -24,6 +24,7 @@
  * refuses for good, and rows that fail validation, are dropped and counted, never holding the log up.
  */
 import { Readable } from 'node:stream';
+import type { ClickHouseSettings } from '@clickhouse/client';
 import { Counter, Gauge, Registry } from 'prom-client';
 import { failpoint } from '../../src/failpoints.js';
 import type { Logger } from '../../src/log.js';
@@ -66,6 +67,13 @@ export interface HistoryConsumerOptions {
   retryBaseMs?: number;
   retryMaxMs?: number;
 }
+
+/**
+ * Embedded chDB runs an insert on threads of this process, next to the event loop that streams
+ * quotes: one thread per insert and the lowest OS priority (nice 19) for them, so on a small machine
+ * the stream's thread wins the CPU and history, which has a second to spare, waits.
+ */
+const INSERT_PRIORITY: ClickHouseSettings = { max_threads: 1, max_insert_threads: '1', os_thread_priority: '19' };
 
 export const CONSUMER_DEFAULTS = {
   leaseMs: 5_000,
@@ -503,6 +511,7 @@ export class HistoryConsumer {
           insert_deduplicate: 1,
           insert_deduplication_token: `${this.tokenPrefix}:${plan.first}:${plan.last}:${b.kind}`,
           deduplicate_blocks_in_dependent_materialized_views: 1,
+          ...INSERT_PRIORITY,
         },
       });
     } catch (err) {
