@@ -7,6 +7,7 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { Counter } from 'prom-client';
 import { scrapedCounter } from '../../src/metrics.js';
+import { accountRoutes } from './account/index.js';
 import { meRoutes } from './auth/me.js';
 import { catalogRoutes } from './catalog/routes.js';
 import type { AppContext } from './context.js';
@@ -111,6 +112,7 @@ export async function buildApp(ctx: AppContext, plugins: RoutePlugin[] = []): Pr
   healthRoutes(app, ctx);
   app.get('/flow/v1/openapi.json', { config: { public: true }, schema: OPENAPI_ROUTE }, async () => app.swagger());
   meRoutes(app, ctx);
+  accountRoutes(app, ctx);
   catalogRoutes(app, ctx, cache);
   for (const plugin of plugins) await plugin(app, ctx);
 

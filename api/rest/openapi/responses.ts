@@ -62,6 +62,13 @@ const InternalError = errorDetail(
 );
 const OperatorError = errorDetail('OperatorError', Type.String({ description: 'the simulator’s code, e.g. unknown_position, invalid_price' }));
 
+/**
+ * A route's own answers at one status, with every code it can carry there (the account routes'
+ * 400 with idempotency_key_required, 409 balance_cap, ...). Give the 400 entry the shared codes too.
+ */
+export const errorsWith = (codes: readonly string[], description: string) =>
+  errorResponse(Type.Object({ code: Type.Enum([...codes]), message: Type.String({ description: 'what went wrong and what to do next' }), details: Type.Optional(Details) }, closed), description);
+
 export const Errors = {
   badRequest: errorResponse(BadRequestError, `Invalid input: ${BAD_REQUEST_CODES.join(', ')}; details names the parameter`),
   unauthorized: errorResponse(UnauthorizedError, 'No credential, or one that is not valid (unknown, revoked, expired)'),

@@ -121,4 +121,96 @@ CREATE TABLE partners (
 );
 `,
   },
+  {
+    version: 3,
+    name: 'accounts: venue connections, balance ledger, practice ledger, idempotency, models, opportunities',
+    sql: `
+-- A user's connection to a venue, as the hosted flow (or /sim/v1/accounts/:id/connect) leaves it.
+-- balance/venue_held/balance_as_of: the venue's last snapshot; balance_version: bumped with every
+-- balance event of this connection, in the transaction of the change it reports.
+CREATE TABLE account_partners (
+  account_partner_id text PRIMARY KEY,
+  router_account_id text NOT NULL REFERENCES accounts(router_account_id),
+  partner_id text NOT NULL,
+  status text NOT NULL DEFAULT 'active',
+  credential_status text NOT NULL CHECK (credential_status IN ('pending','connected','failed')),
+  balance numeric(24,6),
+  venue_held numeric(24,6),
+  balance_as_of timestamptz,
+  balance_version bigint NOT NULL DEFAULT 0,
+  created_at timestamptz NOT NULL DEFAULT now(),
+  updated_at timestamptz NOT NULL DEFAULT now(),
+  UNIQUE (router_account_id, partner_id)
+);
+-- Funds orders hold on a venue connection, their releases and settlements: expected_balance is the
+-- snapshot plus what landed here after it, computed from these rows, never a drifting counter.
+CREATE TABLE balance_ledger (
+  entry_id bigserial PRIMARY KEY,
+  account_partner_id text NOT NULL REFERENCES account_partners(account_partner_id),
+  kind text NOT NULL CHECK (kind IN ('hold','release','settlement')),
+  amount numeric(24,6) NOT NULL,
+  router_order_id text,
+  created_at timestamptz NOT NULL DEFAULT clock_timestamp()
+);
+CREATE INDEX balance_ledger_partner_time ON balance_ledger (account_partner_id, created_at);
+-- The practice (ATLAS) wallet is this ledger: the balance is the last entry's balance_after, which
+-- equals the sum of amounts; (account, seq) orders the entries and refuses a lost race.
+CREATE TABLE practice_ledger (
+  router_account_id text NOT NULL REFERENCES accounts(router_account_id),
+  seq integer NOT NULL CHECK (seq > 0),
+  ledger_id text NOT NULL UNIQUE,
+  type text NOT NULL CHECK (type IN ('opening_balance','bet_debit','settlement_credit','refund','adjustment','deposit')),
+  amount numeric(24,6) NOT NULL,
+  balance_after numeric(24,6) NOT NULL CHECK (balance_after >= 0),
+  router_order_id text,
+  description text,
+  created_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+  PRIMARY KEY (router_account_id, seq)
+);
+CREATE UNIQUE INDEX practice_ledger_one_opening ON practice_ledger (router_account_id) WHERE type = 'opening_balance';
+-- Idempotency records live with the effect they guard, in its transaction.
+CREATE TABLE idempotency_keys (
+  router_account_id text NOT NULL,
+  idempotency_key uuid NOT NULL,
+  operation text NOT NULL,
+  fingerprint text NOT NULL,
+  state text NOT NULL CHECK (state IN ('running','done')),
+  status_code integer,
+  response text,
+  created_at timestamptz NOT NULL DEFAULT now(),
+  expires_at timestamptz NOT NULL,
+  PRIMARY KEY (router_account_id, idempotency_key)
+);
+CREATE INDEX idempotency_keys_expiry ON idempotency_keys (expires_at);
+CREATE TABLE models (
+  model_id text PRIMARY KEY,
+  router_account_id text NOT NULL REFERENCES accounts(router_account_id),
+  model_name text NOT NULL,
+  model_description text NOT NULL,
+  league_id text,
+  status text NOT NULL CHECK (status IN ('active','archived')),
+  created_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+  updated_at timestamptz NOT NULL DEFAULT clock_timestamp()
+);
+CREATE INDEX models_account_newest ON models (router_account_id, created_at DESC, model_id DESC);
+CREATE TABLE opportunities (
+  opportunity_id text PRIMARY KEY,
+  router_account_id text NOT NULL REFERENCES accounts(router_account_id),
+  model_id text NOT NULL REFERENCES models(model_id),
+  currency text NOT NULL CHECK (currency IN ('USD','ATLAS')),
+  created_at timestamptz NOT NULL DEFAULT clock_timestamp()
+);
+CREATE INDEX opportunities_account_newest ON opportunities (router_account_id, created_at DESC, opportunity_id DESC);
+CREATE INDEX opportunities_model ON opportunities (model_id, created_at DESC);
+-- Account events (balance, later orders) wait here, written in the transaction of their effect,
+-- until the relay has appended them to the Redis event log: a crash in between loses none.
+CREATE TABLE account_outbox (
+  seq bigserial PRIMARY KEY,
+  router_account_id text NOT NULL,
+  channel text NOT NULL CHECK (channel IN ('balance','orders')),
+  event jsonb NOT NULL,
+  created_at timestamptz NOT NULL DEFAULT clock_timestamp()
+);
+`,
+  },
 ];
