@@ -39,6 +39,11 @@ export async function startRoles(rt: Runtime, roles: readonly Role[], opts: { in
     // active per deployment, the others standing by).
     if (has('ingest')) out.running.push((out.ingest = await startIngest(rt, opts.ingest)));
     if (has('compute')) out.running.push((out.compute = await startCompute(rt, { history: true })));
+    // Both in this process: a stored change is computed here at once, the queue staying the durable path.
+    if (out.ingest && out.compute) {
+      const processor = out.compute.processor;
+      out.ingest.ingester.onStored = (contestId) => processor.computeNow(contestId);
+    }
     if (has('api')) {
       const plugins: RoutePlugin[] = [liquidityRoutes(new HotState(rt.redis, rt.ks)), historyRoutes];
       if (out.ingest?.sim) plugins.push(simRoutes(out.ingest.sim));

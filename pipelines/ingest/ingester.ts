@@ -123,6 +123,12 @@ export class Ingester {
   private watching = false;
   quotesIn = 0;
   quotesFlushed = 0;
+  /**
+   * Told each contest whose changed venue state was just stored, before its job is queued: with
+   * compute in the same process (`flow all`), the contest is computed at once (the processor's
+   * fast path). The queued job stays the durable path.
+   */
+  onStored: ((contestId: string) => void) | null = null;
   /** Tick-history rows dropped because Redis stayed out of reach past maxPendingTicks. */
   ticksDropped = 0;
 
@@ -359,6 +365,7 @@ export class Ingester {
             return;
           }
           this.reconfirmed.delete(contestId);
+          if (quotes.size) this.onStored?.(contestId);
           try {
             if (quotes.size) await this.d.producer.enqueue(contestId);
           } catch (err) {

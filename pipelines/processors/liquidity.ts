@@ -7,7 +7,7 @@
  * A job carries only the contest id and always recomputes from the venue state as it is now, so a
  * killed worker loses nothing: BullMQ re-runs the stalled job, or the next change runs a newer one.
  */
-import { Worker, type Job } from 'bullmq';
+import { Worker } from 'bullmq';
 import { LRUCache } from 'lru-cache';
 import type { VenueQuote, PositionInput } from '../../src/compute/types.js';
 import type { LiquidityJobOutput } from '../../src/compute/job.js';
@@ -66,6 +66,8 @@ const META_TTL_MS = 60_000;
 const RUN_RETRY_DELAY_MS = 250;
 /** Far more contests than recompute at once; beyond it the least recently computed are reloaded. */
 const MAX_META = 10_000;
+/** Fast-path computations at once in this process; more changes wait for the queue. */
+const LOCAL_MAX_IN_FLIGHT = 1;
 
 export class LiquidityProcessor {
   readonly worker: Worker<JobMap['liquidity']>;
@@ -83,7 +85,7 @@ export class LiquidityProcessor {
     this.meta = new LRUCache<string, ContestMeta>({ max: d.maxContests ?? MAX_META, ttl: META_TTL_MS, ttlResolution: 0, perf: { now: d.now } });
     this.sweep = setInterval(() => this.pruneMeta(), META_TTL_MS);
     this.sweep.unref();
-    this.worker = new Worker<JobMap['liquidity']>(QUEUE_NAMES.liquidity, (job) => this.process(job), {
+    this.worker = new Worker<JobMap['liquidity']>(QUEUE_NAMES.liquidity, (job) => this.process(job.data.contest_id), {
       ...queueOptions(d.redisUrl, d.ks),
       concurrency: d.concurrency ?? 8,
       // A crashed worker's job is picked up again once its lock lapses and the stall check runs.
@@ -112,8 +114,30 @@ export class LiquidityProcessor {
     return m;
   }
 
-  private async process(job: Job<JobMap['liquidity']>): Promise<void> {
-    const contestId = job.data.contest_id;
+  /**
+   * The co-located fast path: when ingest runs in this process, it hands over a contest the moment
+   * its venue state is stored, and the contest is computed here at once, without the queue's hops
+   * (the add, the worker's wake-up, moveToActive) that a quote's way to the stream otherwise waits
+   * on. The queued job stays the durable path: it still runs, and finding the state already
+   * computed (the version compare-and-set in writeComputed) it writes and appends nothing. Taken
+   * only while this process has no local run in flight, so under load the queue alone computes and
+   * nothing is done twice over.
+   */
+  computeNow(contestId: string): void {
+    if (this.localRuns >= LOCAL_MAX_IN_FLIGHT || this.closing) return;
+    this.localRuns++;
+    this.fastPathRuns++;
+    this.process(contestId)
+      .catch((err: unknown) => this.d.log.debug({ err, contest_id: contestId }, 'fast-path computation failed; the queued job computes it'))
+      .finally(() => this.localRuns--);
+  }
+
+  private localRuns = 0;
+  private closing = false;
+  /** Contests computed by the fast path (metrics, tests). */
+  fastPathRuns = 0;
+
+  private async process(contestId: string): Promise<void> {
     const [meta, state] = await Promise.all([this.contestMeta(contestId), this.d.hot.readVenueState<StoredQuote>(contestId)]);
     const now = this.d.now();
     const byPosition = new Map<string, VenueQuote[]>();
@@ -169,6 +193,7 @@ export class LiquidityProcessor {
   }
 
   async close(): Promise<void> {
+    this.closing = true;
     clearInterval(this.sweep);
     await this.worker.close();
   }
