@@ -5,8 +5,10 @@
 import { pino } from 'pino';
 import { Ingester } from '../../pipelines/ingest/ingester.js';
 import { LiquidityProducer } from '../../pipelines/producers/liquidity.js';
-import type { HotState } from '../../src/store/redis/hot.js';
-import { createSimAdapters, type SimMarket } from '../../src/venues/sim/index.js';
+import { ComputePool } from '../../pipelines/compute-pool.js';
+import { HotState } from '../../src/store/redis/hot.js';
+import { createSimAdapters, SimMarket } from '../../src/venues/sim/index.js';
+import { testProcessor } from './pipeline.js';
 import type { TestStack } from './stack.js';
 
 export function simIngester(s: TestStack, market: SimMarket, hot: HotState, now: () => number): { ingester: Ingester; stop(): Promise<void> } {
@@ -27,6 +29,30 @@ export function simIngester(s: TestStack, market: SimMarket, hot: HotState, now:
     async stop() {
       await ingester.stop();
       await producer.close();
+    },
+  };
+}
+
+/**
+ * A frozen simulator feeding an ingester (flushed when the test says) and a liquidity processor on
+ * the test stack, with the clock `now`; stop() closes all of it.
+ */
+export function frozenSimPipeline(s: TestStack, seed: number, startMs: number, now: () => number) {
+  const market = new SimMarket({ seed, now: startMs });
+  market.freeze(true);
+  const hot = new HotState(s.rt.redis, s.rt.ks);
+  const { ingester, stop } = simIngester(s, market, hot, now);
+  const compute = new ComputePool(1);
+  const processor = testProcessor(s, hot, compute, now);
+  return {
+    market,
+    hot,
+    ingester,
+    processor,
+    async stop() {
+      await stop();
+      await processor.close();
+      await compute.close();
     },
   };
 }

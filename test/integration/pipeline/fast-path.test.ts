@@ -4,13 +4,10 @@
  * second copy of its events. Real Redis and BullMQ, the simulator frozen.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ComputePool } from '../../../pipelines/compute-pool.js';
 import { logKeys, toLogEvent } from '../../../src/store/redis/eventlog.js';
-import { HotState } from '../../../src/store/redis/hot.js';
-import { buildSimCatalog, SimMarket } from '../../../src/venues/sim/index.js';
+import { buildSimCatalog } from '../../../src/venues/sim/index.js';
 import { eventually } from '../../support/e2e.js';
-import { testProcessor } from '../../support/pipeline.js';
-import { simIngester } from '../../support/sim-ingester.js';
+import { frozenSimPipeline } from '../../support/sim-ingester.js';
 import { startStack, type TestStack } from '../../support/stack.js';
 
 const NOW = Date.now();
@@ -28,12 +25,7 @@ const entries = (json: string | null): Entry[] => (json ? (JSON.parse(json) as {
 
 describe('the co-located fast path', () => {
   it('computes a stored change with the queue stopped, and the queued job then appends nothing more', async () => {
-    const market = new SimMarket({ seed: 7, now: NOW });
-    market.freeze(true);
-    const hot = new HotState(s.rt.redis, s.rt.ks);
-    const { ingester, stop } = simIngester(s, market, hot, () => NOW);
-    const compute = new ComputePool(1);
-    const processor = testProcessor(s, hot, compute, () => NOW);
+    const { market, hot, ingester, processor, stop } = frozenSimPipeline(s, 7, NOW, () => NOW);
     try {
       await ingester.start();
       await ingester.flush();
@@ -42,7 +34,7 @@ describe('the co-located fast path', () => {
       const target = entries(quoted).find((e) => e.liquidity_hash.startsWith('sim_exchange'))!;
       const position = (JSON.parse(quoted!) as { position_hash: string; partner_liquidities: Entry[] }[]).find((p) => p.partner_liquidities.some((e) => e.liquidity_hash === target.liquidity_hash))!.position_hash;
       // Let the queue drain, then stop it: only the fast path can compute from here.
-      await eventually(() => processor.worker.isRunning() && s.rt.redis.exists(`${s.rt.ks.prefix}:bull:liquidity:wait`), (n) => n === 0, 10_000);
+      await eventually(() => s.rt.redis.exists(`${s.rt.ks.prefix}:bull:liquidity:wait`), (n) => n === 0, 10_000);
       await processor.worker.pause();
       const logKey = logKeys(s.rt.ks).events(contest);
       const before = (await s.rt.redis.xrevrange(logKey, '+', '-', 'COUNT', 1))[0]?.[0] ?? '0-0';
@@ -69,8 +61,6 @@ describe('the co-located fast path', () => {
       expect(await changes()).toHaveLength(1);
     } finally {
       await stop();
-      await processor.close();
-      await compute.close();
     }
   });
 });

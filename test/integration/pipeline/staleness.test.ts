@@ -5,14 +5,11 @@
  * clock moved by the test.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ComputePool } from '../../../pipelines/compute-pool.js';
 import { logKeys, toLogEvent } from '../../../src/store/redis/eventlog.js';
-import { HotState } from '../../../src/store/redis/hot.js';
-import { buildSimCatalog, SimMarket } from '../../../src/venues/sim/index.js';
+import { buildSimCatalog } from '../../../src/venues/sim/index.js';
 import { eventually } from '../../support/e2e.js';
-import { simIngester } from '../../support/sim-ingester.js';
+import { frozenSimPipeline } from '../../support/sim-ingester.js';
 import { startStack, type TestStack } from '../../support/stack.js';
-import { testProcessor } from '../../support/pipeline.js';
 
 const NOW = Date.now();
 let s: TestStack;
@@ -30,13 +27,8 @@ const entries = (json: string | null): Entry[] => (json ? (JSON.parse(json) as {
 
 describe('a venue that stops confirming its quotes', () => {
   it('is marked stale in REST liquidity and in a liquidity.update, with no other change arriving', async () => {
-    const market = new SimMarket({ seed: 7, now: NOW });
-    market.freeze(true);
     let t = NOW;
-    const hot = new HotState(s.rt.redis, s.rt.ks);
-    const { ingester, stop } = simIngester(s, market, hot, () => t);
-    const compute = new ComputePool(1);
-    const processor = testProcessor(s, hot, compute, () => t);
+    const { market, hot, ingester, stop } = frozenSimPipeline(s, 7, NOW, () => t);
     try {
       await ingester.start();
       await ingester.flush();
@@ -71,8 +63,6 @@ describe('a venue that stops confirming its quotes', () => {
       expect(flips.every((e) => e.is_stale)).toBe(true);
     } finally {
       await stop();
-      await processor.close();
-      await compute.close();
     }
   });
 });
