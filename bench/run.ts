@@ -12,6 +12,7 @@ const SCENARIOS: Record<string, string> = {
   'history-ingest': './history-ingest.js',
   'history-query': './history-query.js',
   soak: './soak.js',
+  wallet: './wallet.js',
 };
 
 const [name, ...args] = process.argv.slice(2);

@@ -10,7 +10,7 @@ import { envelope } from '../../../src/domain/envelope.js';
 import { ApiError } from '../../../src/errors.js';
 import { canonicalFingerprint, runIdempotent } from '../../../src/store/pg/idempotency.js';
 import { enqueueAccountEvent } from '../../../src/store/pg/outbox.js';
-import { appendPracticeEntry, lockWallet, practiceBalance, practiceLedger, PRACTICE_BALANCE_CAP, PRACTICE_MAX_DEPOSIT } from '../../../src/store/pg/wallet.js';
+import { appendPracticeEntry, lockWallet, practiceBalance, practiceLedger, PRACTICE_BALANCE_CAP, PRACTICE_MAX_DEPOSIT, type PracticeEntry } from '../../../src/store/pg/wallet.js';
 import type { AppContext } from '../context.js';
 import { Ok } from '../openapi/responses.js';
 import { sendEnvelope } from '../reply.js';
@@ -41,6 +41,31 @@ export function depositAmount(v: unknown): string {
   if (v <= 0) throw invalidAmount('must be above 0');
   if (v > PRACTICE_MAX_DEPOSIT) throw invalidAmount(`is above the ${PRACTICE_MAX_DEPOSIT.toLocaleString('en-US')} ATLAS deposit limit`);
   return text;
+}
+
+/** The balance event a deposit writes to the outbox with its ledger entry. */
+export function depositBalanceEvent(account: string, landed: { entry: PracticeEntry; seq: number }, at: number): BalanceUpdateEvent {
+  const { entry, seq } = landed;
+  return {
+    type: 'balance.update',
+    account_partner_id: practiceAccountPartnerId(account),
+    partner_id: PRACTICE_PARTNER_ID,
+    currency: 'ATLAS',
+    balance: entry.balance_after,
+    venue_balance: entry.balance_after,
+    pending: 0,
+    // The practice connection's version is its ledger's seq: monotonic, and exact.
+    balance_version: seq,
+    balance_as_of: entry.created_at,
+    cause: 'wallet',
+    router_order_id: null,
+    timestamp: new Date(at).toISOString(),
+  };
+}
+
+/** A deposit's 201 body, serialized once: it is sent and kept as the idempotency record's replay. */
+export function depositResponseBody(entry: PracticeEntry, at: number): string {
+  return JSON.stringify(envelope({ currency: 'ATLAS', amount: entry.amount, balance: entry.balance_after, svc_ledger_id: entry.ledger_id }, at));
 }
 
 export function walletRoutes(app: FastifyInstance, ctx: AppContext): void {
@@ -99,25 +124,9 @@ export function walletRoutes(app: FastifyInstance, ctx: AppContext): void {
         if (!landed) {
           throw new ApiError(409, 'balance_cap', `this deposit would take the practice wallet over ${PRACTICE_BALANCE_CAP.toLocaleString('en-US')} ATLAS`, { balance_cap: PRACTICE_BALANCE_CAP });
         }
-        const { entry, seq } = landed;
         const at = now();
-        const event: BalanceUpdateEvent = {
-          type: 'balance.update',
-          account_partner_id: practiceAccountPartnerId(account),
-          partner_id: PRACTICE_PARTNER_ID,
-          currency: 'ATLAS',
-          balance: entry.balance_after,
-          venue_balance: entry.balance_after,
-          pending: 0,
-          // The practice connection's version is its ledger's seq: monotonic, and exact.
-          balance_version: seq,
-          balance_as_of: entry.created_at,
-          cause: 'wallet',
-          router_order_id: null,
-          timestamp: new Date(at).toISOString(),
-        };
-        await enqueueAccountEvent(client, account, 'balance', event);
-        const body = JSON.stringify(envelope({ currency: 'ATLAS', amount: entry.amount, balance: entry.balance_after, svc_ledger_id: entry.ledger_id }, at));
+        await enqueueAccountEvent(client, account, 'balance', depositBalanceEvent(account, landed, at));
+        const body = depositResponseBody(landed.entry, at);
         return { status: 201, body };
       });
       return reply.code(response.status).type('application/json; charset=utf-8').send(response.body);

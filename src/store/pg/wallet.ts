@@ -29,7 +29,7 @@ type Queryable = Pool | PoolClient;
 const ENTRY_COLUMNS = `ledger_id, type, amount::text AS amount, balance_after::text AS balance_after, router_order_id, description,
   to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS created_at`;
 
-interface EntryRow {
+export interface EntryRow {
   ledger_id: string;
   type: PracticeEntryType;
   amount: string;
@@ -40,7 +40,7 @@ interface EntryRow {
 }
 
 /** A numeric's text as a JSON number: exact for the 2-6 decimals and the magnitudes a wallet holds. */
-const toEntry = (r: EntryRow): PracticeEntry => ({ ...r, amount: Number(r.amount), balance_after: Number(r.balance_after) });
+export const toEntry = (r: EntryRow): PracticeEntry => ({ ...r, amount: Number(r.amount), balance_after: Number(r.balance_after) });
 
 /** Opens the wallet with its 1,000 ATLAS unless it is open (safe to race: the opening entry is unique). */
 export async function openWallet(db: Queryable, routerAccountId: string): Promise<void> {
