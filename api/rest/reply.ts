@@ -14,6 +14,11 @@ export function sendEnvelope(
   return reply.code(status).type(JSON_TYPE).send(JSON.stringify(envelope(data, nowMs, extra)));
 }
 
+/** A response recorded whole (an Idempotency-Key's first answer), sent as it was recorded. */
+export function sendRecorded(reply: FastifyReply, response: { status: number; body: string }): FastifyReply {
+  return reply.code(response.status).type(JSON_TYPE).send(response.body);
+}
+
 /**
  * A body's `data` and `pagination` serialized once; the meta (with its fresh timestamp) is appended
  * per request, so a cached read costs one string concatenation.

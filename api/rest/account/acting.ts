@@ -15,6 +15,11 @@ import { isSafeId } from '../schemas.js';
 
 export const SERVICE_ACCOUNT_HEADER = 'x-service-account';
 
+/** Route config of a read of the own account: account:read, exempt from the daily budget (spec "Limits"). */
+export const ACCOUNT_READ = { entitlements: ['account:read'], dayExempt: true };
+/** Route config of an account write. Only an execution key holds trade:execute (keyEntitlements strips it from data keys, overrides too). */
+export const ACCOUNT_WRITE = { entitlements: ['trade:execute'] };
+
 const accountForbidden = (name: string) =>
   new ApiError(403, 'account_forbidden', `this key may not act for ${JSON.stringify(name)}`, { account: name });
 

@@ -1,19 +1,26 @@
 /** OpenAPI shapes of the account routes (they describe answers; app.ts never serializes with them). */
-import { Type } from 'typebox';
+import { Type, type Static } from 'typebox';
+import { MODEL_DESCRIPTION_MAX, MODEL_NAME_MAX, MODEL_STATUSES, type Model as ModelT, type Opportunity as OpportunityT } from '../../../src/domain/models.js';
 import { BAD_REQUEST_CODES, errorsWith } from '../openapi/responses.js';
+import type { Agrees, Same } from '../openapi/shapes.js';
 
 const closed = { additionalProperties: false } as const;
 const Money = (description: string) => Type.Number({ description });
 const Timestamp = Type.String({ format: 'date-time' });
 
-/** The error answers of an account write: what every write can give, plus the route's own codes. */
-export function writeErrors(own: { 400?: string[]; 404?: string[]; 409?: string[] } = {}) {
+/**
+ * The error answers of an account write: what every write can give, plus the route's own codes.
+ * `idempotencyKey: false` for a write that takes no Idempotency-Key (one idempotent by nature).
+ */
+export function writeErrors(own: { 400?: string[]; 404?: string[]; 409?: string[] } = {}, opts: { idempotencyKey?: boolean } = {}) {
+  const keyed = opts.idempotencyKey ?? true;
+  const conflicts = [...(keyed ? ['idempotency_key_in_use'] : []), ...(own[409] ?? [])];
   return {
-    400: errorsWith([...BAD_REQUEST_CODES, 'idempotency_key_required', ...(own[400] ?? [])], 'Invalid input, or no Idempotency-Key UUID'),
+    400: errorsWith([...BAD_REQUEST_CODES, ...(keyed ? ['idempotency_key_required'] : []), ...(own[400] ?? [])], keyed ? 'Invalid input, or no Idempotency-Key UUID' : 'Invalid input'),
     403: errorsWith(['entitlement_required', 'account_forbidden'], 'The key may not change this account (a data key never holds trade:execute)'),
     ...(own[404] ? { 404: errorsWith(own[404], 'Not found, or not this account’s') } : {}),
-    409: errorsWith(['idempotency_key_in_use', ...(own[409] ?? [])], 'A request with this Idempotency-Key is still running, or the change conflicts with the account’s state'),
-    422: errorsWith(['idempotency_key_reused'], 'The Idempotency-Key was used with another request'),
+    ...(conflicts.length ? { 409: errorsWith(conflicts, keyed ? 'A request with this Idempotency-Key is still running, or the change conflicts with the account’s state' : 'The change conflicts with the account’s state') } : {}),
+    ...(keyed ? { 422: errorsWith(['idempotency_key_reused'], 'The Idempotency-Key was used with another request') } : {}),
   };
 }
 
@@ -52,3 +59,35 @@ export const PracticeDeposit = Type.Object(
   { currency: Type.Literal('ATLAS'), amount: Type.Number(), balance: Type.Number(), svc_ledger_id: Type.String() },
   { ...closed, $id: 'PracticeDeposit' },
 );
+
+// ---- models and opportunities ---------------------------------------------------------------------
+
+const NullableString = (description: string) => Type.Union([Type.String(), Type.Null()], { description });
+
+export const Model = Type.Object(
+  {
+    model_id: Type.String(),
+    model_name: Type.String({ maxLength: MODEL_NAME_MAX }),
+    model_description: Type.String({ maxLength: MODEL_DESCRIPTION_MAX }),
+    league_id: NullableString('the league the model is about, or null'),
+    league_name: NullableString('that league’s name, or null'),
+    status: Type.Enum([...MODEL_STATUSES], { description: 'archived models take no new orders and do not count toward the 50-active cap' }),
+    created_at: Timestamp,
+    updated_at: Type.String({ format: 'date-time', description: 'the last change of a value; a no-op PATCH or a repeated archive leaves it' }),
+  },
+  { ...closed, $id: 'Model' },
+);
+
+export const Opportunity = Type.Object(
+  {
+    opportunity_id: Type.String(),
+    model_id: NullableString('the model of the buy that opened it; null when that buy named none'),
+    model_name: NullableString('that model’s current name, or null'),
+    currency: Type.Enum(['USD', 'ATLAS']),
+    legs: Type.Array(Type.Unknown(), { description: 'the opportunity’s orders; empty until orders exist' }),
+    created_at: Timestamp,
+  },
+  { ...closed, $id: 'Opportunity' },
+);
+
+export type AccountShapesAgreeWithTheDomain = [Agrees<Same<Static<typeof Model>, ModelT>>, Agrees<Same<Static<typeof Opportunity>, OpportunityT>>];

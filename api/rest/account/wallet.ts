@@ -13,15 +13,10 @@ import { enqueueAccountEvent } from '../../../src/store/pg/outbox.js';
 import { appendPracticeEntry, lockWallet, practiceBalance, practiceLedger, PRACTICE_BALANCE_CAP, PRACTICE_MAX_DEPOSIT, type PracticeEntry } from '../../../src/store/pg/wallet.js';
 import type { AppContext } from '../context.js';
 import { Ok } from '../openapi/responses.js';
-import { sendEnvelope } from '../reply.js';
+import { sendEnvelope, sendRecorded } from '../reply.js';
 import { Limit, Text } from '../schemas.js';
-import { actingAccount, idempotencyKey } from './acting.js';
+import { ACCOUNT_READ, ACCOUNT_WRITE, actingAccount, idempotencyKey } from './acting.js';
 import { PracticeDeposit, PracticeLedger, PracticeWallet, readErrors, writeErrors } from './shapes.js';
-
-
-const READ = { entitlements: ['account:read'], dayExempt: true };
-// Only an execution key holds trade:execute (keyEntitlements strips it from data keys, overrides too).
-const WRITE = { entitlements: ['trade:execute'] };
 
 const invalidAmount = (why: string) =>
   new ApiError(400, 'invalid_amount', `amount ${why}: send a number above 0 with at most two decimals, at most ${PRACTICE_MAX_DEPOSIT.toLocaleString('en-US')}`, {
@@ -73,7 +68,7 @@ export function walletRoutes(app: FastifyInstance, ctx: AppContext): void {
 
   app.get(
     '/flow/v1/auth/account/paper',
-    { schema: { tags: ['account'], summary: 'The practice (ATLAS) wallet', operationId: 'getPracticeWallet', response: { 200: Ok(PracticeWallet, 'The wallet'), ...readErrors() } }, config: READ },
+    { schema: { tags: ['account'], summary: 'The practice (ATLAS) wallet', operationId: 'getPracticeWallet', response: { 200: Ok(PracticeWallet, 'The wallet'), ...readErrors() } }, config: ACCOUNT_READ },
     async (req, reply) => {
       const account = await actingAccount(req, ctx.pool);
       const balance = await practiceBalance(ctx.pool, account);
@@ -84,7 +79,7 @@ export function walletRoutes(app: FastifyInstance, ctx: AppContext): void {
   const LedgerQuery = Type.Object({ limit: Limit() });
   app.get<{ Querystring: Static<typeof LedgerQuery> }>(
     '/flow/v1/auth/account/paper/ledger',
-    { schema: { querystring: LedgerQuery, tags: ['account'], summary: 'The practice wallet’s ledger, newest first', operationId: 'getPracticeLedger', response: { 200: Ok(PracticeLedger, 'The ledger'), ...readErrors() } }, config: READ },
+    { schema: { querystring: LedgerQuery, tags: ['account'], summary: 'The practice wallet’s ledger, newest first', operationId: 'getPracticeLedger', response: { 200: Ok(PracticeLedger, 'The ledger'), ...readErrors() } }, config: ACCOUNT_READ },
     async (req, reply) => {
       const account = await actingAccount(req, ctx.pool);
       const entries = await practiceLedger(ctx.pool, account, req.query.limit);
@@ -112,7 +107,7 @@ export function walletRoutes(app: FastifyInstance, ctx: AppContext): void {
           ...writeErrors({ 400: ['invalid_amount'], 409: ['balance_cap'] }),
         },
       },
-      config: WRITE,
+      config: ACCOUNT_WRITE,
     },
     async (req, reply) => {
       const key = idempotencyKey(req);
@@ -129,7 +124,7 @@ export function walletRoutes(app: FastifyInstance, ctx: AppContext): void {
         const body = depositResponseBody(landed.entry, at);
         return { status: 201, body };
       });
-      return reply.code(response.status).type('application/json; charset=utf-8').send(response.body);
+      return sendRecorded(reply, response);
     },
   );
 }

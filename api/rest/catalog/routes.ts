@@ -7,6 +7,7 @@ import { Type, type Static } from 'typebox';
 import { badRequest, notFound } from '../../../src/errors.js';
 import * as catalog from '../../../src/store/pg/catalog.js';
 import type { AppContext } from '../context.js';
+import { page } from '../paging.js';
 import type { ReadCache } from '../read-cache.js';
 import { sendFragment, serializeFragment } from '../reply.js';
 import { CommaList, Cursor, Id, IdParams, IsoTime, Limit, Text, splitList } from '../schemas.js';
@@ -15,13 +16,6 @@ import { Contest, League, Market, Participant, Partner } from '../openapi/shapes
 
 const CATALOG = { entitlements: ['reference:read'] };
 const MARKETS = { entitlements: ['markets:read'] };
-
-/** Fetches limit+1 rows to learn has_more without a count query. */
-function page<T>(rows: T[], limit: number, cursorOf: (last: T) => string): { items: T[]; pagination: { next_cursor: string | null; has_more: boolean; limit: number } } {
-  const has_more = rows.length > limit;
-  const items = has_more ? rows.slice(0, limit) : rows;
-  return { items, pagination: { next_cursor: has_more ? cursorOf(items[items.length - 1]!) : null, has_more, limit } };
-}
 
 export function catalogRoutes(app: FastifyInstance, ctx: AppContext, cache: ReadCache): void {
   const now = () => ctx.clock.now();

@@ -345,8 +345,8 @@ export type CallerContext = Static<typeof CallerContext>;
 // ---- the shapes and the domain types agree -------------------------------------------------------
 
 /** Mutual assignability: a field missing, added or retyped on either side is a compile error. */
-type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
-type Agrees<T extends true> = T;
+export type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+export type Agrees<T extends true> = T;
 export type ShapesAgreeWithTheDomain = [
   Agrees<Same<Static<typeof League>, LeagueT>>,
   Agrees<Same<Static<typeof Participant>, ParticipantT>>,

@@ -213,4 +213,16 @@ CREATE TABLE account_outbox (
 );
 `,
   },
+  {
+    version: 4,
+    name: 'opportunities without a model; active models per account',
+    sql: `
+-- Every buy opens an opportunity unless it joins one, and model_id is optional on a buy: an
+-- opportunity opened by a buy that names no model has none.
+ALTER TABLE opportunities ALTER COLUMN model_id DROP NOT NULL;
+-- The 50-active-model cap counts these on every create and unarchive; archived models, never
+-- deleted, stay out of the count's way.
+CREATE INDEX models_account_active ON models (router_account_id) WHERE status = 'active';
+`,
+  },
 ];

@@ -6,7 +6,9 @@
  * opening_balance entry), the first time anything reads or moves it.
  */
 import { newId } from '../../ids.js';
+import { lockAccount } from './accounts.js';
 import type { Pool, PoolClient } from './pool.js';
+import { isoUtc } from './sql.js';
 
 export const PRACTICE_OPENING_BALANCE = '1000';
 export const PRACTICE_MAX_DEPOSIT = 100_000;
@@ -27,7 +29,7 @@ export interface PracticeEntry {
 type Queryable = Pool | PoolClient;
 
 const ENTRY_COLUMNS = `ledger_id, type, amount::text AS amount, balance_after::text AS balance_after, router_order_id, description,
-  to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS created_at`;
+  ${isoUtc('created_at')} AS created_at`;
 
 export interface EntryRow {
   ledger_id: string;
@@ -73,13 +75,11 @@ export async function practiceLedger(db: Queryable, routerAccountId: string, lim
 }
 
 /**
- * Takes the account's wallet lock for the rest of the transaction `client` is in. FOR NO KEY UPDATE
- * on the account row: concurrent wallet changes of the account queue here, while inserts that only
- * reference the account (keys, models) are not held up.
+ * Takes the account's lock (lockAccount) for the rest of the transaction `client` is in, so
+ * concurrent wallet changes of the account queue, and opens the wallet.
  */
 export async function lockWallet(client: PoolClient, routerAccountId: string): Promise<boolean> {
-  const { rowCount } = await client.query('SELECT 1 FROM accounts WHERE router_account_id = $1 FOR NO KEY UPDATE', [routerAccountId]);
-  if (!rowCount) return false;
+  if (!(await lockAccount(client, routerAccountId))) return false;
   await openWallet(client, routerAccountId);
   return true;
 }

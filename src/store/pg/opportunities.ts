@@ -1,0 +1,96 @@
+/**
+ * Opportunities (spec "Opportunity"): a group of related orders inside a model. Nothing opens one
+ * over REST; the buy opens one per request (unless it joins one) with openOpportunity, inside the
+ * transaction that writes its orders. Every read names the owning account, so another account's
+ * opportunity is simply not found.
+ */
+import type { Currency } from '../../domain/account.js';
+import type { Opportunity } from '../../domain/models.js';
+import { newId } from '../../ids.js';
+import type { Pool, PoolClient } from './pool.js';
+import { isoUtc } from './sql.js';
+
+type Queryable = Pool | PoolClient;
+
+interface OpportunityRow {
+  opportunity_id: string;
+  model_id: string | null;
+  model_name: string | null;
+  currency: Currency;
+  created_at: string;
+}
+
+/** The Opportunity of the rows of `source` (a table or a CTE with the opportunities columns), with its model's current name. */
+const selectOpportunities = (source: string) =>
+  `SELECT o.opportunity_id, o.model_id, m.model_name, o.currency, ${isoUtc('o.created_at')} AS created_at
+     FROM ${source} o LEFT JOIN models m ON m.model_id = o.model_id`;
+
+// The legs are the opportunity's orders. The orders table arrives with the buy; until then no
+// opportunity has any.
+const toOpportunity = (r: OpportunityRow): Opportunity => ({ ...r, legs: [] });
+
+export interface OpenOpportunityInput {
+  routerAccountId: string;
+  /** The buy's model_id; null when the buy names none. */
+  modelId: string | null;
+  currency: Currency;
+}
+
+export type OpenOpportunityResult = { ok: true; opportunity: Opportunity } | { ok: false; refusal: 'model_not_found' | 'model_archived' };
+
+/**
+ * Opens an opportunity; call inside the buy's transaction. The model must be the account's
+ * (model_not_found otherwise, whether it is missing or someone else's) and active (model_archived).
+ * The model row is share-locked until the transaction ends, so a concurrent archive waits for the
+ * buy and never lands between this check and the buy's orders.
+ */
+export async function openOpportunity(client: PoolClient, input: OpenOpportunityInput): Promise<OpenOpportunityResult> {
+  if (input.modelId !== null) {
+    const { rows } = await client.query<{ status: string }>('SELECT status FROM models WHERE model_id = $1 AND router_account_id = $2 FOR SHARE', [
+      input.modelId,
+      input.routerAccountId,
+    ]);
+    const model = rows[0];
+    if (!model) return { ok: false, refusal: 'model_not_found' };
+    if (model.status !== 'active') return { ok: false, refusal: 'model_archived' };
+  }
+  const { rows } = await client.query<OpportunityRow>(
+    `WITH o AS (
+       INSERT INTO opportunities (opportunity_id, router_account_id, model_id, currency)
+       VALUES ($1, $2, $3, $4) RETURNING *)
+     ${selectOpportunities('o')}`,
+    [newId('opp'), input.routerAccountId, input.modelId, input.currency],
+  );
+  return { ok: true, opportunity: toOpportunity(rows[0]!) };
+}
+
+/** The account's opportunity; null when it has none of that id. */
+export async function getOpportunity(db: Queryable, routerAccountId: string, opportunityId: string): Promise<Opportunity | null> {
+  const { rows } = await db.query<OpportunityRow>(`${selectOpportunities('opportunities')} WHERE o.opportunity_id = $1 AND o.router_account_id = $2`, [
+    opportunityId,
+    routerAccountId,
+  ]);
+  return rows[0] ? toOpportunity(rows[0]) : null;
+}
+
+export interface OpportunityListQuery {
+  /** Only this model's; another account's model id matches nothing. */
+  modelId?: string;
+  limit: number;
+  /** The last opportunity_id of the previous page. */
+  after?: string;
+}
+
+/** Newest first (created_at, then opportunity_id). The cursor is an opportunity id: they are never deleted, so it always resolves. */
+export async function listOpportunities(db: Queryable, routerAccountId: string, q: OpportunityListQuery): Promise<Opportunity[]> {
+  const { rows } = await db.query<OpportunityRow>(
+    `${selectOpportunities('opportunities')}
+      WHERE o.router_account_id = $1
+        AND ($2::text IS NULL OR o.model_id = $2)
+        AND ($3::text IS NULL OR (o.created_at, o.opportunity_id) < (SELECT created_at, opportunity_id FROM opportunities WHERE opportunity_id = $3 AND router_account_id = $1))
+      ORDER BY o.created_at DESC, o.opportunity_id DESC
+      LIMIT $4`,
+    [routerAccountId, q.modelId ?? null, q.after ?? null, q.limit],
+  );
+  return rows.map(toOpportunity);
+}

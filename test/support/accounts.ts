@@ -1,0 +1,19 @@
+/** Keys and accounts for the account-route tests: execution and data keys, organizations and their users. */
+import { randomUUID } from 'node:crypto';
+import type { Plan } from '../../src/domain/plans.js';
+import { createKey, type CreatedKey } from '../../src/store/pg/keys.js';
+import type { TestStack } from './stack.js';
+
+/** A key of its own new workspace, with a rate limit no test reaches. */
+export const accountKey = (s: TestStack, keyType: 'data' | 'execution' = 'execution', extra: { plan?: Plan; entitlements?: string[] } = {}): Promise<CreatedKey> =>
+  createKey(s.rt.pool, s.rt.gate, { plan: 'scale', keyType, environment: 'test', rateLimitPerMinute: 1_000_000, rateLimitPerDay: 10_000_000, ...extra });
+
+/** The headers that authenticate as `k`, plus any others. */
+export const keyHeaders = (k: CreatedKey, extra: Record<string, string> = {}): Record<string, string> => ({ 'x-api-key': k.api_key, ...extra });
+
+/** A user (sub-account) of `org`'s workspace, as the hosted connect flow would leave it; returns its router_account_id. */
+export async function organizationUser(s: TestStack, org: CreatedKey, externalUserId: string): Promise<string> {
+  const id = `acct_${randomUUID()}`;
+  await s.rt.pool.query("INSERT INTO accounts (router_account_id, workspace_id, environment, external_user_id) VALUES ($1, $2, 'test', $3)", [id, org.workspace_id, externalUserId]);
+  return id;
+}
