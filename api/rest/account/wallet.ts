@@ -1,16 +1,15 @@
 /**
  * The practice wallet (spec "Practice wallet"): read, deposit, ledger. The ledger is the wallet
  * (src/store/pg/wallet.ts); a deposit is one entry, its balance event in the outbox and its
- * idempotency record, all in one transaction.
+ * idempotency record, all in one statement (one transaction, one round trip).
  */
 import type { FastifyInstance } from 'fastify';
 import { Type, type Static } from 'typebox';
 import { practiceAccountPartnerId, PRACTICE_PARTNER_ID, type BalanceUpdateEvent } from '../../../src/domain/account.js';
 import { envelope } from '../../../src/domain/envelope.js';
 import { ApiError } from '../../../src/errors.js';
-import { canonicalFingerprint, runIdempotent } from '../../../src/store/pg/idempotency.js';
-import { enqueueAccountEvent } from '../../../src/store/pg/outbox.js';
-import { appendPracticeEntry, lockWallet, practiceBalance, practiceLedger, PRACTICE_BALANCE_CAP, PRACTICE_MAX_DEPOSIT, type PracticeEntry } from '../../../src/store/pg/wallet.js';
+import { canonicalFingerprint, IDEMPOTENCY_TTL_MS, settledClaim } from '../../../src/store/pg/idempotency.js';
+import { practiceBalance, practiceDeposit, practiceLedger, PRACTICE_BALANCE_CAP, PRACTICE_MAX_DEPOSIT } from '../../../src/store/pg/wallet.js';
 import type { AppContext } from '../context.js';
 import { Ok } from '../openapi/responses.js';
 import { sendEnvelope, sendRecorded } from '../reply.js';
@@ -38,29 +37,21 @@ export function depositAmount(v: unknown): string {
   return text;
 }
 
-/** The balance event a deposit writes to the outbox with its ledger entry. */
-export function depositBalanceEvent(account: string, landed: { entry: PracticeEntry; seq: number }, at: number): BalanceUpdateEvent {
-  const { entry, seq } = landed;
+/**
+ * The fixed fields of a deposit's balance event; the store fills in balance, venue_balance,
+ * balance_version (the ledger seq: monotonic, and exact) and balance_as_of from the entry it writes.
+ */
+export function depositEventBase(account: string, at: number): Omit<BalanceUpdateEvent, 'balance' | 'venue_balance' | 'balance_version' | 'balance_as_of'> {
   return {
     type: 'balance.update',
     account_partner_id: practiceAccountPartnerId(account),
     partner_id: PRACTICE_PARTNER_ID,
     currency: 'ATLAS',
-    balance: entry.balance_after,
-    venue_balance: entry.balance_after,
     pending: 0,
-    // The practice connection's version is its ledger's seq: monotonic, and exact.
-    balance_version: seq,
-    balance_as_of: entry.created_at,
     cause: 'wallet',
     router_order_id: null,
     timestamp: new Date(at).toISOString(),
   };
-}
-
-/** A deposit's 201 body, serialized once: it is sent and kept as the idempotency record's replay. */
-export function depositResponseBody(entry: PracticeEntry, at: number): string {
-  return JSON.stringify(envelope({ currency: 'ATLAS', amount: entry.amount, balance: entry.balance_after, svc_ledger_id: entry.ledger_id }, at));
 }
 
 export function walletRoutes(app: FastifyInstance, ctx: AppContext): void {
@@ -113,17 +104,23 @@ export function walletRoutes(app: FastifyInstance, ctx: AppContext): void {
       const key = idempotencyKey(req);
       const amount = depositAmount(req.body.amount);
       const account = await actingAccount(req, ctx.pool);
-      const { response } = await runIdempotent(ctx.pool, { routerAccountId: account, key, operation: 'paper.deposit', fingerprint: canonicalFingerprint(req.body) }, async (client) => {
-        if (!(await lockWallet(client, account))) throw new ApiError(404, 'not_found', 'the acting account does not exist');
-        const landed = await appendPracticeEntry(client, account, { type: 'deposit', amount, description: req.body.description ?? null });
-        if (!landed) {
-          throw new ApiError(409, 'balance_cap', `this deposit would take the practice wallet over ${PRACTICE_BALANCE_CAP.toLocaleString('en-US')} ATLAS`, { balance_cap: PRACTICE_BALANCE_CAP });
-        }
-        const at = now();
-        await enqueueAccountEvent(client, account, 'balance', depositBalanceEvent(account, landed, at));
-        const body = depositResponseBody(landed.entry, at);
-        return { status: 201, body };
+      const at = now();
+      // One statement, one round trip: claim, entry, balance event and key record together.
+      const r = await practiceDeposit(ctx.pool, {
+        routerAccountId: account,
+        key,
+        fingerprint: canonicalFingerprint(req.body),
+        amount,
+        description: req.body.description ?? null,
+        event: depositEventBase(account, at),
+        meta: envelope(null, at).meta,
+        ttlMs: IDEMPOTENCY_TTL_MS,
       });
+      if (r.outcome === 'no_account') throw new ApiError(404, 'not_found', 'the acting account does not exist');
+      if (r.outcome === 'balance_cap') {
+        throw new ApiError(409, 'balance_cap', `this deposit would take the practice wallet over ${PRACTICE_BALANCE_CAP.toLocaleString('en-US')} ATLAS`, { balance_cap: PRACTICE_BALANCE_CAP });
+      }
+      const response = r.outcome === 'created' ? { status: r.status_code!, body: r.response! } : settledClaim(r);
       return sendRecorded(reply, response);
     },
   );

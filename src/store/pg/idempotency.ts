@@ -54,6 +54,25 @@ export const keyInUse = () =>
 export const keyReused = () =>
   new ApiError(422, 'idempotency_key_reused', 'this Idempotency-Key was already used with a different request; use a new key for a new request');
 
+/** What flow_idem_claim (migration 5) found for a key: the rules live there, once. */
+export interface KeyClaim {
+  outcome: 'fresh' | 'replay' | 'reused' | 'in_use';
+  status_code: number | null;
+  response: string | null;
+}
+
+async function claimKey(client: PoolClient, scope: IdempotencyScope): Promise<KeyClaim> {
+  const { rows } = await client.query<KeyClaim>('SELECT * FROM flow_idem_claim($1, $2, $3, $4)', [scope.routerAccountId, scope.key, scope.operation, scope.fingerprint]);
+  return rows[0]!;
+}
+
+/** A claim that is not `fresh` as what to answer: the recorded response, or the error to throw. */
+export function settledClaim(claim: { outcome: string; status_code: number | null; response: string | null }): IdempotentResponse {
+  if (claim.outcome === 'reused') throw keyReused();
+  if (claim.outcome === 'in_use') throw keyInUse();
+  return { status: claim.status_code!, body: claim.response! };
+}
+
 /**
  * Runs `effect` in one transaction with the idempotency record of `scope`, or replays the recorded
  * response. The record is locked for the transaction (an advisory lock on account and key), so a
@@ -70,28 +89,14 @@ export async function runIdempotent(
   try {
     await client.query('BEGIN');
     open = true;
-    const lock = await client.query<{ ok: boolean }>('SELECT pg_try_advisory_xact_lock(hashtextextended($1, 727003)) AS ok', [`${scope.routerAccountId}/${scope.key}`]);
-    if (!lock.rows[0]!.ok) throw keyInUse();
-    const { rows } = await client.query<{ operation: string; fingerprint: string; state: string; status_code: number | null; response: string | null; live: boolean }>(
-      `SELECT operation, fingerprint, state, status_code, response, expires_at > now() AS live
-         FROM idempotency_keys WHERE router_account_id = $1 AND idempotency_key = $2`,
-      [scope.routerAccountId, scope.key],
-    );
-    const prior = rows[0];
-    if (prior?.live) {
+    const claim = await claimKey(client, scope);
+    if (claim.outcome !== 'fresh') {
       await client.query('ROLLBACK');
       open = false;
-      if (prior.operation !== scope.operation || prior.fingerprint !== scope.fingerprint) throw keyReused();
-      if (prior.state !== 'done') throw keyInUse();
-      return { replayed: true, response: { status: prior.status_code!, body: prior.response! } };
+      return { replayed: true, response: settledClaim(claim) };
     }
-    if (prior) await client.query('DELETE FROM idempotency_keys WHERE router_account_id = $1 AND idempotency_key = $2', [scope.routerAccountId, scope.key]);
     const response = await effect(client);
-    await client.query(
-      `INSERT INTO idempotency_keys (router_account_id, idempotency_key, operation, fingerprint, state, status_code, response, expires_at)
-       VALUES ($1, $2, $3, $4, 'done', $5, $6, now() + $7 * interval '1 millisecond')`,
-      [scope.routerAccountId, scope.key, scope.operation, scope.fingerprint, response.status, response.body, ttlMs],
-    );
+    await client.query('SELECT flow_idem_record($1, $2, $3, $4, $5, $6, $7)', [scope.routerAccountId, scope.key, scope.operation, scope.fingerprint, response.status, response.body, ttlMs]);
     await client.query('COMMIT');
     open = false;
     return { replayed: false, response };

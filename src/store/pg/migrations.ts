@@ -225,4 +225,97 @@ ALTER TABLE opportunities ALTER COLUMN model_id DROP NOT NULL;
 CREATE INDEX models_account_active ON models (router_account_id) WHERE status = 'active';
 `,
   },
+  {
+    version: 5,
+    name: 'idempotency and practice-ledger steps as functions; a practice deposit in one call',
+    sql: `
+-- The Idempotency-Key rules in one place, for every write that takes a key (src/store/pg/idempotency.ts).
+-- Call inside the effect's transaction: the advisory lock holds until it ends.
+-- outcome: fresh (run the effect), replay (status_code and response are the first answer),
+-- reused (another body or operation), in_use (the first is still running).
+CREATE FUNCTION flow_idem_claim(p_account text, p_key uuid, p_operation text, p_fingerprint text)
+RETURNS TABLE (outcome text, status_code integer, response text) LANGUAGE plpgsql AS $fn$
+DECLARE r record;
+BEGIN
+  IF NOT pg_try_advisory_xact_lock(hashtextextended(p_account || '/' || p_key::text, 727003)) THEN
+    RETURN QUERY SELECT 'in_use'::text, NULL::integer, NULL::text; RETURN;
+  END IF;
+  SELECT k.operation, k.fingerprint, k.state, k.status_code, k.response, k.expires_at > now() AS live INTO r
+    FROM idempotency_keys k WHERE k.router_account_id = p_account AND k.idempotency_key = p_key;
+  IF FOUND AND r.live THEN
+    IF r.operation <> p_operation OR r.fingerprint <> p_fingerprint THEN
+      RETURN QUERY SELECT 'reused'::text, NULL::integer, NULL::text; RETURN;
+    END IF;
+    IF r.state <> 'done' THEN RETURN QUERY SELECT 'in_use'::text, NULL::integer, NULL::text; RETURN; END IF;
+    RETURN QUERY SELECT 'replay'::text, r.status_code, r.response; RETURN;
+  END IF;
+  IF FOUND THEN DELETE FROM idempotency_keys WHERE router_account_id = p_account AND idempotency_key = p_key; END IF;
+  RETURN QUERY SELECT 'fresh'::text, NULL::integer, NULL::text;
+END $fn$;
+
+-- Records the answer of a key's effect, in the effect's transaction.
+CREATE FUNCTION flow_idem_record(p_account text, p_key uuid, p_operation text, p_fingerprint text, p_status integer, p_response text, p_ttl_ms bigint)
+RETURNS void LANGUAGE sql AS $fn$
+  INSERT INTO idempotency_keys (router_account_id, idempotency_key, operation, fingerprint, state, status_code, response, expires_at)
+  VALUES (p_account, p_key, p_operation, p_fingerprint, 'done', p_status, p_response, now() + p_ttl_ms * interval '1 millisecond');
+$fn$;
+
+-- Opens a practice wallet with its opening balance unless it is open (safe to race: the opening
+-- entry is unique per account).
+CREATE FUNCTION flow_practice_open(p_account text, p_ledger_id text, p_opening numeric)
+RETURNS void LANGUAGE sql AS $fn$
+  INSERT INTO practice_ledger (router_account_id, seq, ledger_id, type, amount, balance_after, description)
+  VALUES (p_account, 1, p_ledger_id, 'opening_balance', p_opening, p_opening, 'Every practice wallet starts at 1,000 ATLAS')
+  ON CONFLICT DO NOTHING;
+$fn$;
+
+-- One practice-ledger entry (src/store/pg/wallet.ts): locks the account row (FOR NO KEY UPDATE:
+-- inserts that only reference the account are not held up), opens the wallet with its 1,000 ATLAS
+-- if it is not open, and appends the entry computed from the newest one, in numeric.
+-- outcome: ok, no_account, or out_of_bounds (below 0 or above p_cap; nothing written).
+CREATE FUNCTION flow_practice_append(p_account text, p_ledger_id text, p_type text, p_amount numeric, p_router_order_id text, p_description text, p_cap numeric, p_opening_ledger_id text, p_opening numeric)
+RETURNS TABLE (outcome text, seq integer, balance_after numeric, created_at timestamptz) LANGUAGE plpgsql AS $fn$
+DECLARE last_seq integer; last_balance numeric; e record;
+BEGIN
+  PERFORM 1 FROM accounts WHERE router_account_id = p_account FOR NO KEY UPDATE;
+  IF NOT FOUND THEN RETURN QUERY SELECT 'no_account'::text, NULL::integer, NULL::numeric, NULL::timestamptz; RETURN; END IF;
+  SELECT l.seq, l.balance_after INTO last_seq, last_balance FROM practice_ledger l WHERE l.router_account_id = p_account ORDER BY l.seq DESC LIMIT 1;
+  IF NOT FOUND THEN
+    PERFORM flow_practice_open(p_account, p_opening_ledger_id, p_opening);
+    last_seq := 1; last_balance := p_opening;
+  END IF;
+  IF last_balance + p_amount < 0 OR last_balance + p_amount > p_cap THEN
+    RETURN QUERY SELECT 'out_of_bounds'::text, NULL::integer, NULL::numeric, NULL::timestamptz; RETURN;
+  END IF;
+  INSERT INTO practice_ledger (router_account_id, seq, ledger_id, type, amount, balance_after, router_order_id, description)
+  VALUES (p_account, last_seq + 1, p_ledger_id, p_type, p_amount, last_balance + p_amount, p_router_order_id, p_description)
+  RETURNING practice_ledger.seq, practice_ledger.balance_after, practice_ledger.created_at INTO e;
+  RETURN QUERY SELECT 'ok'::text, e.seq, e.balance_after, e.created_at;
+END $fn$;
+
+-- A practice deposit whole, in one round trip: the key's claim, the ledger entry, its balance event
+-- in the outbox and the key's record, in the caller's single statement (one transaction).
+-- p_event: the event's fixed fields; the balance fields are filled in here. p_meta: the envelope's meta.
+-- outcome: as flow_idem_claim, or created (response is the 201 body), no_account, balance_cap.
+CREATE FUNCTION flow_practice_deposit(p_account text, p_key uuid, p_fingerprint text, p_ledger_id text, p_amount numeric, p_description text, p_cap numeric,
+                                      p_opening_ledger_id text, p_opening numeric, p_event jsonb, p_meta json, p_ttl_ms bigint)
+RETURNS TABLE (outcome text, status_code integer, response text) LANGUAGE plpgsql AS $fn$
+DECLARE c record; a record; body text; at text;
+BEGIN
+  SELECT * INTO c FROM flow_idem_claim(p_account, p_key, 'paper.deposit', p_fingerprint);
+  IF c.outcome <> 'fresh' THEN RETURN QUERY SELECT c.outcome, c.status_code, c.response; RETURN; END IF;
+  SELECT * INTO a FROM flow_practice_append(p_account, p_ledger_id, 'deposit', p_amount, NULL, p_description, p_cap, p_opening_ledger_id, p_opening);
+  IF a.outcome = 'no_account' THEN RETURN QUERY SELECT 'no_account'::text, NULL::integer, NULL::text; RETURN; END IF;
+  IF a.outcome <> 'ok' THEN RETURN QUERY SELECT 'balance_cap'::text, NULL::integer, NULL::text; RETURN; END IF;
+  at := to_char(a.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"');
+  INSERT INTO account_outbox (router_account_id, channel, event)
+  VALUES (p_account, 'balance', p_event || jsonb_build_object('balance', trim_scale(a.balance_after), 'venue_balance', trim_scale(a.balance_after),
+                                                               'balance_version', a.seq, 'balance_as_of', at));
+  body := json_build_object('data', json_build_object('currency', 'ATLAS', 'amount', trim_scale(p_amount), 'balance', trim_scale(a.balance_after), 'svc_ledger_id', p_ledger_id),
+                            'meta', p_meta)::text;
+  PERFORM flow_idem_record(p_account, p_key, 'paper.deposit', p_fingerprint, 201, body, p_ttl_ms);
+  RETURN QUERY SELECT 'created'::text, 201, body;
+END $fn$;
+`,
+  },
 ];

@@ -6,7 +6,6 @@
  * opening_balance entry), the first time anything reads or moves it.
  */
 import { newId } from '../../ids.js';
-import { lockAccount } from './accounts.js';
 import type { Pool, PoolClient } from './pool.js';
 import { isoUtc } from './sql.js';
 
@@ -44,14 +43,9 @@ export interface EntryRow {
 /** A numeric's text as a JSON number: exact for the 2-6 decimals and the magnitudes a wallet holds. */
 export const toEntry = (r: EntryRow): PracticeEntry => ({ ...r, amount: Number(r.amount), balance_after: Number(r.balance_after) });
 
-/** Opens the wallet with its 1,000 ATLAS unless it is open (safe to race: the opening entry is unique). */
+/** Opens the wallet with its 1,000 ATLAS unless it is open (flow_practice_open, migration 5). */
 export async function openWallet(db: Queryable, routerAccountId: string): Promise<void> {
-  await db.query(
-    `INSERT INTO practice_ledger (router_account_id, seq, ledger_id, type, amount, balance_after, description)
-     VALUES ($1, 1, $2, 'opening_balance', $3::numeric, $3::numeric, 'Every practice wallet starts at 1,000 ATLAS')
-     ON CONFLICT DO NOTHING`,
-    [routerAccountId, newId('svl'), PRACTICE_OPENING_BALANCE],
-  );
+  await db.query('SELECT flow_practice_open($1, $2, $3)', [routerAccountId, newId('svl'), PRACTICE_OPENING_BALANCE]);
 }
 
 /** The balance as exact decimal text. */
@@ -74,16 +68,6 @@ export async function practiceLedger(db: Queryable, routerAccountId: string, lim
   return rows.map(toEntry);
 }
 
-/**
- * Takes the account's lock (lockAccount) for the rest of the transaction `client` is in, so
- * concurrent wallet changes of the account queue, and opens the wallet.
- */
-export async function lockWallet(client: PoolClient, routerAccountId: string): Promise<boolean> {
-  if (!(await lockAccount(client, routerAccountId))) return false;
-  await openWallet(client, routerAccountId);
-  return true;
-}
-
 export interface AppendInput {
   type: Exclude<PracticeEntryType, 'opening_balance'>;
   /** Exact decimal text; negative for debits. */
@@ -92,22 +76,53 @@ export interface AppendInput {
   description?: string | null;
 }
 
+export type AppendOutcome = { outcome: 'ok'; ledger_id: string; seq: number; balance_after: string; created_at: string } | { outcome: 'no_account' | 'out_of_bounds' };
+
 /**
- * Appends one entry; call inside a transaction holding lockWallet. Returns it with its seq (the
- * practice connection's balance_version), or null (writing nothing) when the entry would take the
- * balance below zero or above `cap`.
+ * Appends one entry in the caller's transaction (flow_practice_append, migration 5): takes the
+ * account's lock, opens the wallet if needed and computes balance_after from the newest entry in
+ * numeric. `out_of_bounds` (nothing written) when it would take the balance below zero or above
+ * `cap`. seq is the practice connection's balance_version.
  */
-export async function appendPracticeEntry(client: PoolClient, routerAccountId: string, e: AppendInput, cap = String(PRACTICE_BALANCE_CAP)): Promise<{ entry: PracticeEntry; seq: number } | null> {
-  const { rows } = await client.query<EntryRow & { seq: number }>(
-    `WITH last AS (SELECT seq, balance_after FROM practice_ledger WHERE router_account_id = $1 ORDER BY seq DESC LIMIT 1)
-     INSERT INTO practice_ledger (router_account_id, seq, ledger_id, type, amount, balance_after, router_order_id, description)
-     SELECT $1, last.seq + 1, $2, $3, $4::numeric, last.balance_after + $4::numeric, $5, $6 FROM last
-      WHERE last.balance_after + $4::numeric BETWEEN 0 AND $7::numeric
-     RETURNING seq, ${ENTRY_COLUMNS}`,
-    [routerAccountId, newId('svl'), e.type, e.amount, e.router_order_id ?? null, e.description ?? null, cap],
+export async function appendPracticeEntry(client: PoolClient, routerAccountId: string, e: AppendInput, cap = String(PRACTICE_BALANCE_CAP)): Promise<AppendOutcome> {
+  const ledgerId = newId('svl');
+  const { rows } = await client.query<{ outcome: 'ok' | 'no_account' | 'out_of_bounds'; seq: number; balance_after: string; created_at: string }>(
+    `SELECT outcome, seq, balance_after::text AS balance_after, ${isoUtc('created_at')} AS created_at
+       FROM flow_practice_append($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+    [routerAccountId, ledgerId, e.type, e.amount, e.router_order_id ?? null, e.description ?? null, cap, newId('svl'), PRACTICE_OPENING_BALANCE],
   );
-  const r = rows[0];
-  if (!r) return null;
-  const { seq, ...entry } = r;
-  return { entry: toEntry(entry), seq };
+  const r = rows[0]!;
+  return r.outcome === 'ok' ? { outcome: 'ok', ledger_id: ledgerId, seq: r.seq, balance_after: r.balance_after, created_at: r.created_at } : { outcome: r.outcome };
+}
+
+export interface DepositInput {
+  routerAccountId: string;
+  key: string;
+  fingerprint: string;
+  /** Exact decimal text. */
+  amount: string;
+  description: string | null;
+  /** The balance event's fixed fields; the balance, its version and as-of are filled in by the store. */
+  event: object;
+  /** The 201 envelope's meta. */
+  meta: object;
+  ttlMs: number;
+}
+
+/**
+ * A practice deposit whole, in one statement and so one transaction and one round trip
+ * (flow_practice_deposit, migration 5): the key's claim, the entry, its balance event in the outbox,
+ * the key's record. `response` is the 201 body (or the first answer, replayed).
+ */
+export async function practiceDeposit(pool: Pool, d: DepositInput): Promise<DepositResult> {
+  const { rows } = await pool.query<DepositResult>(PRACTICE_DEPOSIT_SQL, depositParams(d));
+  return rows[0]!;
+}
+
+export type DepositResult = { outcome: 'created' | 'replay' | 'reused' | 'in_use' | 'no_account' | 'balance_cap'; status_code: number | null; response: string | null };
+
+/** The deposit's one statement and its parameters (bench wallet's raw baseline sends exactly these). */
+export const PRACTICE_DEPOSIT_SQL = 'SELECT * FROM flow_practice_deposit($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)';
+export function depositParams(d: DepositInput): unknown[] {
+  return [d.routerAccountId, d.key, d.fingerprint, newId('svl'), d.amount, d.description, String(PRACTICE_BALANCE_CAP), newId('svl'), PRACTICE_OPENING_BALANCE, JSON.stringify(d.event), JSON.stringify(d.meta), d.ttlMs];
 }

@@ -1,13 +1,13 @@
 /**
- * The baseline and the checks of bench/wallet.ts against real PostgreSQL: the raw transaction
- * replays the statements captured from the route and lands deposits the route's way under every
- * setting (concurrently on shared accounts), refusals write nothing, and the ledger checks agree
+ * The baseline and the checks of bench/wallet.ts against real PostgreSQL: the raw side sends the
+ * statement captured from the route and lands deposits the route's way under every setting (concurrently on shared accounts), refusals write nothing, and the ledger checks agree
  * with a correct tally and catch a stray entry, a missed count and a wrong sum.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { captureDepositStatements, RAW_SETTINGS, rawDepositor, rawPool, type DepositStatements } from '../../../bench/support/raw-deposit.js';
 import { checkLedgers, DepositTally, tamperLedger } from '../../../bench/support/wallet-ledgers.js';
 import { createKey } from '../../../src/store/pg/keys.js';
+import { PRACTICE_DEPOSIT_SQL } from '../../../src/store/pg/wallet.js';
 import { send } from '../../support/http.js';
 import { startStack, type TestStack } from '../../support/stack.js';
 
@@ -30,11 +30,8 @@ const depositorFor = (i: number) => {
 };
 
 describe('bench wallet: the raw baseline and the ledger checks', () => {
-  it('captures the route transaction, BEGIN to COMMIT', () => {
-    expect(statements.begin).toBe('BEGIN');
-    expect(statements.commit).toBe('COMMIT');
-    expect(statements.appendEntry).toMatch(/INSERT INTO practice_ledger/);
-    expect(statements.record).toMatch(/INSERT INTO idempotency_keys/);
+  it('captures the route’s one statement: the whole deposit', () => {
+    expect(statements.deposit).toBe(PRACTICE_DEPOSIT_SQL);
   });
 
   it('lands raw deposits (every setting, concurrently on shared accounts) and Flow deposits alike; the checks agree with the tally', async () => {
@@ -57,13 +54,13 @@ describe('bench wallet: the raw baseline and the ledger checks', () => {
     const r = await send(s.built.app, 'POST', '/flow/v1/auth/account/paper/deposit', { amount: 0.07 }, { 'x-api-key': a.api_key, 'idempotency-key': crypto.randomUUID() });
     expect(r.status).toBe(201);
     tally.add(a.router_account_id, 7);
-    expect(tally.total).toBe(73);
+    expect(tally.total).toBe(RAW_SETTINGS.length * 24 + 1);
 
     const ok = await checkLedgers(s.rt.pool, [a.router_account_id, b.router_account_id], tally);
     expect(ok).toEqual({ accounts: 2, inconsistent: [], miscounted: [], misadded: [], unrecorded: [] });
     // The raw side's events carry the ledger's seq as balance_version, as the route's do.
     const { rows } = await s.rt.pool.query<{ v: number }>("SELECT (event->>'balance_version')::int AS v FROM account_outbox WHERE router_account_id = $1 ORDER BY seq", [b.router_account_id]);
-    expect(rows.map((x) => x.v)).toEqual(Array.from({ length: 36 }, (_, i) => i + 2));
+    expect(rows.map((x) => x.v)).toEqual(Array.from({ length: RAW_SETTINGS.length * 12 }, (_, i) => i + 2));
 
     // A tally one deposit short (account a) or a cent off (account b) is caught, on that account only.
     const ta = tally.of(a.router_account_id);
@@ -108,7 +105,6 @@ describe('bench wallet: the raw baseline and the ledger checks', () => {
 
   it('writes nothing for an account that does not exist', async () => {
     for (let i = 0; i < RAW_SETTINGS.length; i++) {
-      // Sent one by one the account check refuses first; pipelined, the wallet's opening entry fails its foreign key.
       const out = await depositorFor(i)('acct_missing', 5).catch((e: Error) => ({ ok: false, refusal: e.message }));
       expect(out.ok).toBe(false);
     }
