@@ -15,3 +15,8 @@ export function scrapedCounter(registry: Registry, name: string, help: string, r
     },
   });
 }
+
+/** The registry's metric of that name, made on first use: several instances in one process (roles, tests) share one. */
+export function singleMetric<T>(registry: Registry, name: string, make: () => T): T {
+  return (registry.getSingleMetric(name) as T | undefined) ?? make();
+}

@@ -2,9 +2,9 @@
  * The stream gateway: a uWebSockets.js server on STREAM_PORT at /flow/v1/stream (spec "WebSocket
  * stream"). Each process tails the durable event log (src/store/redis/eventlog.ts) on a dedicated
  * Redis connection and fans events out to its own clients, so gateways scale out by running more of
- * them; nothing but the per-key connection slots is shared between them. orders and balance (not in
- * the log) and key revocations still arrive on the pub/sub bus. See docs/stream.md for the behaviour
- * in user terms.
+ * them; nothing but the per-key connection slots is shared between them. Every channel's events come
+ * from the log, orders and balance included (routed by account); only key revocations arrive on
+ * the pub/sub bus. See docs/stream.md for the behaviour in user terms.
  *
  * Hot path: liquidity and contest_state events are identical for every subscriber, so they go
  * through uWS topics (one native publish per topic, no JS per subscriber). Channels whose payload
@@ -13,7 +13,7 @@
  *
  * Resume (subscribe with resume_from): the contest is kept out of live delivery for that connection
  * while the log is replayed to it, then attached (see ./resume.ts for why that gives no gap and no
- * duplicate).
+ * duplicate). orders and balance have no resume (the spec: clients fetch that state over REST).
  */
 import { randomBytes } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
@@ -22,15 +22,15 @@ import type { Clock } from '../../src/clock.js';
 import type { Config } from '../../src/config.js';
 import type { PrincipalRecord } from '../../src/domain/principal.js';
 import { missingEntitlements } from '../../src/domain/plans.js';
-import { STREAM_CHANNELS, type BusMessage, type StreamChannel } from '../../src/domain/stream.js';
+import { ACCOUNT_CHANNELS, STREAM_CHANNELS, type BusMessage, type StreamChannel } from '../../src/domain/stream.js';
 import { isWellFormedApiKey } from '../../src/domain/api-key.js';
 import { sha256Hex } from '../../src/ids.js';
 import type { Logger } from '../../src/log.js';
 import type { Pool } from '../../src/store/pg/pool.js';
 import { loadPrincipalRecord, lookupPrincipalRecord } from '../../src/store/principals.js';
-import { decodeBusMessage, subscribeBus } from '../../src/store/redis/bus.js';
+import { subscribeBus } from '../../src/store/redis/bus.js';
 import type { Keyspace, Redis } from '../../src/store/redis/client.js';
-import { compareStreamIds, EventLogReader, REPLAY_PAGE, type LogEvent } from '../../src/store/redis/eventlog.js';
+import { compareStreamIds, EventLogReader, REPLAY_PAGE, type AccountLogEvent, type LogEvent } from '../../src/store/redis/eventlog.js';
 import type { RequestGate } from '../../src/store/redis/gate.js';
 import { AccountDirectory } from './accounts.js';
 import {
@@ -257,9 +257,14 @@ class StreamGateway {
   async start(): Promise<Gateway> {
     // Subscribe and take the feed's head before listening: a client that is told `subscribed` must
     // not miss what follows.
-    const busChannels = STREAM_CHANNELS.filter((c) => CHANNEL_RULES[c].delivery === 'private');
     this.subscriber = this.deps.createSubscriber();
-    this.unsubscribeBus = await subscribeBus(this.subscriber, this.deps.ks, [...busChannels, 'keys-revoked'], (ch, raw) => this.onBus(ch, raw));
+    this.unsubscribeBus = await subscribeBus(this.subscriber, this.deps.ks, ['keys-revoked'], (_ch, raw) => {
+      try {
+        this.onKeyRevoked(raw);
+      } catch (err) {
+        this.log.error({ err }, 'could not apply a key revocation from the bus');
+      }
+    });
     this.feedConn = this.deps.createSubscriber();
     const feed = new EventLogReader(this.feedConn, this.deps.ks);
     try {
@@ -645,8 +650,11 @@ class StreamGateway {
     while (!this.stopping) {
       try {
         const batch = await feed.readFeed(after, FEED_BLOCK_MS);
+        // Behind by a whole read: the feed may have been trimmed past this position.
+        if (batch.full && after !== '0-0' && !(await feed.feedHolds(after))) this.accountEventsMissed();
         after = batch.feedId;
         for (const ev of batch.events) this.onLogEvent(ev);
+        for (const ev of batch.accountEvents) this.onAccountEvent(ev);
       } catch (err) {
         if (this.stopping) return;
         this.log.warn({ err, after }, 'reading the event feed failed; reading on from the same position');
@@ -664,7 +672,7 @@ class StreamGateway {
       const delivery = CHANNEL_RULES[ev.channel].delivery;
       if (delivery === 'topic') this.publishTopic(ev);
       else if (delivery === 'direct') this.deliverDirect(ev);
-      else return; // orders and balance come on the bus
+      else return; // account events come as AccountLogEvents (onAccountEvent)
       this.resumeOnLive(ev);
     } catch (err) {
       this.log.error({ err, channel: ev.channel, event_id: ev.id }, 'could not deliver a log event');
@@ -687,7 +695,7 @@ class StreamGateway {
       };
       const payload = JSON.stringify({ type: 'error', ...e, contest_id: contestId });
       const delivery = CHANNEL_RULES[channel].delivery;
-      if (delivery === 'private') continue; // orders and balance are not in the log
+      if (delivery === 'private') continue; // no contest (accountEventsMissed)
       if (delivery === 'topic') {
         this.app.publish(contestTopic(channel, contestId), payload, false);
         this.app.publish(everyContestTopic(channel), payload, false);
@@ -698,13 +706,35 @@ class StreamGateway {
     }
   }
 
-  private onBus(channel: StreamChannel | 'keys-revoked', raw: string): void {
+  /** An orders or balance event: to the account's subscribers (no event id, no resume). */
+  private onAccountEvent(ev: AccountLogEvent): void {
     try {
-      if (channel === 'keys-revoked') return this.onKeyRevoked(raw);
-      this.m.busMessages.inc({ channel });
-      this.deliverPrivate(decodeBusMessage(channel, raw));
+      this.m.busMessages.inc({ channel: ev.channel });
+      this.deliverPrivate({ channel: ev.channel, contest_id: null, league_id: null, account_id: ev.account_id, event: ev.event });
     } catch (err) {
-      this.log.error({ err, channel }, 'could not deliver a bus message');
+      this.log.error({ err, channel: ev.channel }, 'could not deliver an account event');
+    }
+  }
+
+  /**
+   * The feed may have been trimmed past this gateway's position: orders and balance events may
+   * never have reached their subscribers, and no log holds them for a resume. Every subscriber of
+   * those channels is told to refetch that state over REST (the spec's recipe on reconnect).
+   */
+  private accountEventsMissed(): void {
+    this.m.feedGaps.inc();
+    this.log.warn('the event feed was trimmed past this gateway; orders and balance subscribers told to refetch');
+    for (const channel of ACCOUNT_CHANNELS) {
+      const payload = JSON.stringify({
+        type: 'error',
+        code: 'events_missed',
+        channel,
+        message: `some ${channel} events may not have reached this connection (this gateway fell behind the event log); refetch ${channel === 'orders' ? 'your orders' : 'balances'} over REST, then apply the events that follow`,
+      });
+      const ix = this.priv.get(channel)!;
+      const conns = new Set(ix.all);
+      for (const set of ix.byAccount.values()) for (const conn of set) conns.add(conn);
+      for (const conn of conns) if (conn.subs.has(channel)) this.sendRaw(conn, payload);
     }
   }
 

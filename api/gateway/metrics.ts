@@ -1,5 +1,6 @@
 /** Prometheus metrics of the stream gateway. Several gateways in one process share one set. */
 import { Counter, Gauge, type Registry } from 'prom-client';
+import { singleMetric as once } from '../../src/metrics.js';
 
 export interface GatewayMetrics {
   connections: Gauge;
@@ -10,10 +11,6 @@ export interface GatewayMetrics {
   resumes: Counter<'result'>;
   replayed: Counter<'channel'>;
   feedGaps: Counter<string>;
-}
-
-function once<T>(registry: Registry, name: string, make: () => T): T {
-  return (registry.getSingleMetric(name) as T | undefined) ?? make();
 }
 
 export function gatewayMetrics(registry: Registry): GatewayMetrics {
@@ -31,7 +28,7 @@ export function gatewayMetrics(registry: Registry): GatewayMetrics {
       () =>
         new Counter({
           name: 'flow_stream_bus_messages_total',
-          help: 'Events received by the gateway (from the event log; orders and balance from the bus), by channel',
+          help: 'Events received by the gateway from the event log, by channel',
           labelNames: ['channel'] as const,
           registers,
         }),
@@ -65,7 +62,7 @@ export function gatewayMetrics(registry: Registry): GatewayMetrics {
     feedGaps: once(
       registry,
       'flow_stream_feed_gaps_total',
-      () => new Counter({ name: 'flow_stream_feed_gaps_total', help: 'Contests whose events this gateway missed because the feed was trimmed past its position (subscribers were told events_missed)', registers }),
+      () => new Counter({ name: 'flow_stream_feed_gaps_total', help: 'Times this gateway found the feed trimmed past its position (once per contest affected, once for the private channels); subscribers were told events_missed', registers }),
     ),
   };
 }

@@ -1,5 +1,10 @@
-/** The api role: Fastify REST, docs and health on PORT. */
+/**
+ * The api role: Fastify REST, docs and health on PORT, and the account-event relay that moves the
+ * account events those requests write (PostgreSQL outbox) into the event log the gateways read.
+ * Every api process runs a relay; they share the outbox safely.
+ */
 import { buildApp, type RoutePlugin } from '../../api/rest/app.js';
+import { AccountEventRelay } from '../../pipelines/account-events/relay.js';
 import { appContext, type Runtime } from '../runtime.js';
 
 export async function startApi(rt: Runtime, plugins: RoutePlugin[] = []): Promise<{ stop(): Promise<void>; port: number }> {
@@ -7,6 +12,21 @@ export async function startApi(rt: Runtime, plugins: RoutePlugin[] = []): Promis
   await built.app.listen({ host: rt.config.host, port: rt.config.port });
   const addr = built.app.server.address();
   const port = typeof addr === 'object' && addr ? addr.port : rt.config.port;
+  const relay = new AccountEventRelay({
+    pool: rt.pool,
+    databaseUrl: rt.config.databaseUrl,
+    redis: rt.redis,
+    ks: rt.ks,
+    log: rt.log.child({ role: 'api', component: 'account-relay' }),
+    metrics: rt.metrics,
+  }).start();
   rt.log.info({ role: 'api', url: `http://${rt.config.host}:${port}/flow/v1`, docs: `http://${rt.config.host}:${port}/docs` }, 'api listening');
-  return { port, stop: () => built.close() };
+  return {
+    port,
+    async stop() {
+      // Requests first: what they enqueue before the listener closes is still relayed (or waits in the outbox for the next start).
+      await built.close();
+      await relay.stop();
+    },
+  };
 }

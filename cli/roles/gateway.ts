@@ -1,4 +1,4 @@
-/** The gateway role: the uWebSockets.js stream on STREAM_PORT, fed by the event log (orders, balance and key revocations: the Redis bus). */
+/** The gateway role: the uWebSockets.js stream on STREAM_PORT, fed by the event log (key revocations: the Redis bus). */
 import { startGateway } from '../../api/gateway/index.js';
 import { createRedis } from '../../src/store/redis/client.js';
 import type { Runtime } from '../runtime.js';

@@ -44,6 +44,7 @@ export async function startRoles(rt: Runtime, roles: readonly Role[], opts: { in
       const processor = out.compute.processor;
       out.ingest.ingester.onStored = (contestId) => processor.computeNow(contestId);
     }
+    // The api role also runs the account-event relay (PostgreSQL outbox → event log; cli/roles/api.ts).
     if (has('api')) {
       const plugins: RoutePlugin[] = [liquidityRoutes(new HotState(rt.redis, rt.ks)), historyRoutes];
       if (out.ingest?.sim) plugins.push(simRoutes(out.ingest.sim));

@@ -1,15 +1,19 @@
 /**
- * Stream events as the spec shows them to WebSocket clients. Events of the public channels are
- * appended to the durable event log (src/store/redis/eventlog.ts) by the script that stores the
- * state they describe, and gateways read them there; BusMessage is the envelope of what still goes
- * over Redis pub/sub between processes: the private channels (orders, balance). Either way the
- * routing fields (contest, league; account for the private channels) travel beside the event, so a
- * gateway routes it without parsing it.
+ * Stream events as the spec shows them to WebSocket clients. Every event goes through the durable
+ * event log (src/store/redis/eventlog.ts): those of the public channels are appended by the script
+ * that stores the state they describe; those of the private channels (orders, balance) are written
+ * to PostgreSQL's account outbox with the change they report and relayed to the log from there
+ * (pipelines/account-events/relay.ts). The routing fields (contest, league; account for the private
+ * channels) travel beside the event, so a gateway routes it without parsing it.
  */
 import type { FeePacket, QuoteSource } from './quotes.js';
 
 export const STREAM_CHANNELS = ['liquidity', 'ticks', 'arbitrage', 'signal', 'trades', 'contest_state', 'orders', 'balance'] as const;
 export type StreamChannel = (typeof STREAM_CHANNELS)[number];
+
+/** The private channels: an event belongs to one account, not to a contest. */
+export const ACCOUNT_CHANNELS = ['orders', 'balance'] as const satisfies readonly StreamChannel[];
+export type AccountChannel = (typeof ACCOUNT_CHANNELS)[number];
 
 /** One changed quote on a liquidity.update: its price and size, and how current it is. */
 export interface LiquidityChangedEntry {
@@ -98,7 +102,7 @@ export interface TradesEvent {
   timestamp: string;
 }
 
-/** Envelope on pub/sub (the private channels orders and balance): routing fields first, then the client-facing event serialized once. */
+/** An event being routed to subscribers: its routing fields, then the client-facing event serialized once. */
 export interface BusMessage {
   channel: StreamChannel;
   contest_id: string | null;

@@ -1,8 +1,10 @@
 /**
  * The stream end to end: simulator → ingest → compute → event log → gateway → WebSocket clients,
  * with the spec's tick-sending rule, per-connection seq, outlier flags and withholding, event ids,
- * and resume (REST snapshot then stream; reconnect after missing changes).
+ * and resume (REST snapshot then stream; reconnect after missing changes); and a practice deposit's
+ * balance.update through the api role's account-event relay.
  */
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectWs, type WsClient } from '../integration/gateway/ws-client.js';
 import { client, demoKey, eventually, findTotalLine } from '../support/e2e.js';
@@ -236,6 +238,19 @@ describe('event ids and resume', () => {
     await setOver('sim_exchange', 0.6, 9_000);
     expect((await liquidityUpdate(u, 9_000)).event_id).toMatch(/^\d+-\d+$/);
     await u.close();
+  });
+});
+
+describe('balance', () => {
+  it('a practice deposit over REST reaches the balance channel through the api role’s relay and the event log', async () => {
+    const b = await open();
+    expect(await b.request({ action: 'subscribe', channel: 'balance' })).toEqual({ type: 'subscribed', channel: 'balance', contest_ids: null });
+    const before = (await c.api('/flow/v1/auth/account/paper')).body.data.balance as number;
+    const r = await c.api('/flow/v1/auth/account/paper/deposit', { method: 'POST', headers: { 'content-type': 'application/json', 'idempotency-key': randomUUID() }, body: JSON.stringify({ amount: 12.5 }) });
+    expect(r.status).toBe(201);
+    const ev = await b.next((m) => m.type === 'balance.update', 5_000);
+    expect(ev).toMatchObject({ partner_id: 'practice', currency: 'ATLAS', balance: before + 12.5, cause: 'wallet', router_order_id: null });
+    await b.close();
   });
 });
 

@@ -1,12 +1,78 @@
 /**
  * Account events (balance, orders) are written here in the transaction of the change they report;
- * a relay appends them to the Redis event log and deletes them. A crash between the two repeats an
- * event (its balance_version lets clients drop the copy), never loses one.
+ * the account-event relay (pipelines/account-events/relay.ts) appends them to the Redis event log
+ * and deletes them. A crash between the two repeats an event (its balance_version lets clients drop
+ * the copy), never loses one.
+ *
+ * Every enqueue also NOTIFYs ACCOUNT_OUTBOX_NOTIFY in the same transaction: PostgreSQL delivers it
+ * at commit (never for a rolled-back write), so an idle relay wakes at once instead of on its poll.
  */
+import type { AccountChannel } from '../../domain/stream.js';
 import type { PoolClient } from './pool.js';
 
-export type AccountChannel = 'balance' | 'orders';
+export type { AccountChannel };
+
+/** The LISTEN/NOTIFY channel of the outbox (per database, so each deployment and test has its own). */
+export const ACCOUNT_OUTBOX_NOTIFY = 'account_outbox';
 
 export async function enqueueAccountEvent(client: PoolClient, routerAccountId: string, channel: AccountChannel, event: object): Promise<void> {
-  await client.query('INSERT INTO account_outbox (router_account_id, channel, event) VALUES ($1, $2, $3)', [routerAccountId, channel, JSON.stringify(event)]);
+  // One round trip: the insert, and the notification its commit delivers.
+  await client.query(
+    `WITH queued AS (INSERT INTO account_outbox (router_account_id, channel, event) VALUES ($1, $2, $3) RETURNING seq)
+     SELECT pg_notify('${ACCOUNT_OUTBOX_NOTIFY}', '') FROM queued`,
+    [routerAccountId, channel, JSON.stringify(event)],
+  );
+}
+
+/** An outbox row a relay holds until its transaction ends. */
+export interface ClaimedAccountEvent {
+  seq: number;
+  router_account_id: string;
+  channel: AccountChannel;
+  /** The event JSON as a client receives it. */
+  event: string;
+  /** How long the row has waited (ms), as PostgreSQL's clock has it. */
+  age_ms: number;
+}
+
+/** Namespace of the per-account advisory locks relays take (two-key form, so it cannot meet the migration lock). */
+const RELAY_LOCK_NAMESPACE = 727002;
+
+/**
+ * Locks and returns up to `limit` rows, oldest first, for the rest of the transaction `client` is
+ * in. Several relays can run, and an account's events still reach the log in order:
+ *
+ *  1. take the advisory lock of each account among the oldest `limit` rows that no other relay
+ *     holds (held until the transaction ends);
+ *  2. in a second statement, so with a snapshot taken after those locks (it sees every delete the
+ *     accounts' previous holders committed), the oldest rows of those accounts, FOR UPDATE SKIP
+ *     LOCKED.
+ *
+ * One statement would not do: a lock another relay releases mid-scan would let this one take an
+ * account's later rows while it had already passed over earlier ones. A relay that finds every
+ * account of the oldest rows held gets nothing and looks again later; the holder is draining them.
+ */
+export async function claimAccountEvents(client: PoolClient, limit: number): Promise<ClaimedAccountEvent[]> {
+  const locked = await client.query<{ account: string }>(
+    `SELECT account FROM (SELECT DISTINCT router_account_id AS account FROM (SELECT router_account_id FROM account_outbox ORDER BY seq LIMIT $1) oldest) candidates
+      WHERE pg_try_advisory_xact_lock(${RELAY_LOCK_NAMESPACE}, hashtext(account))`,
+    [limit],
+  );
+  if (locked.rows.length === 0) return [];
+  const { rows } = await client.query<ClaimedAccountEvent>(
+    `SELECT seq, router_account_id, channel, event, (extract(epoch FROM clock_timestamp() - created_at) * 1000)::float8 AS age_ms
+       FROM account_outbox
+      WHERE router_account_id = ANY($2::text[])
+      ORDER BY seq
+      LIMIT $1
+        FOR UPDATE SKIP LOCKED`,
+    [limit, locked.rows.map((r) => r.account)],
+  );
+  // jsonb comes back parsed: serialized once here, compact (jsonb keeps keys shortest first, so `type` leads).
+  return rows.map((r) => ({ ...r, event: JSON.stringify(r.event) }));
+}
+
+/** Deletes relayed rows (in the claiming transaction, once their append landed). */
+export async function deleteAccountEvents(client: PoolClient, seqs: readonly number[]): Promise<void> {
+  await client.query('DELETE FROM account_outbox WHERE seq = ANY($1::bigint[])', [seqs]);
 }

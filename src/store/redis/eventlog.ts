@@ -12,9 +12,14 @@
  *                          whichever holds more, never more than maxEvents (see trim_contest).
  *   liqe:<contest> string  the id of the contest's last liquidity event (REST meta.event_id).
  *   evfeed         stream  every event again, in append order across contests {c: contest,
- *                          i: its event id, ch, l, e}: what gateways tail with one blocking XREAD,
- *                          so a live event costs them a single round trip. Capped by feedMax (a
- *                          live tail is milliseconds behind; the contest logs hold the long history).
+ *                          i: its event id, p: the contest's previous event id, ch, l, e}: what
+ *                          gateways tail with one blocking XREAD, so a live event costs them a
+ *                          single round trip. Capped by feedMax (a live tail is milliseconds
+ *                          behind; the contest logs hold the long history). The private channels'
+ *                          events (orders, balance) are here too, as {a: account, ch, e}: appended
+ *                          by the account-event relay from PostgreSQL's outbox, which is their
+ *                          durable record; they have no contest log, no event id and no resume
+ *                          (clients fetch that state over REST first).
  *   hist           stream  history rows for ClickHouse {t: table, r: JSON rows, o: outlier
  *                          hashes}; read by the history writer's consumer group, acknowledged
  *                          after the insert landed. Capped by histMax (reached only when no writer
@@ -25,8 +30,9 @@
  * answers resume_unavailable rather than replaying from the wrong place.
  */
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
-import type { StreamChannel } from '../../domain/stream.js';
+import type { AccountChannel, StreamChannel } from '../../domain/stream.js';
 import type { Keyspace, Redis } from './client.js';
+import { luaScript, type ScriptCall } from './script.js';
 
 /** Retention of the log (documented in docs/stream.md, "Event log"). */
 export interface LogLimits {
@@ -240,11 +246,49 @@ export function toLogEvent(contestId: string, [id, fields]: RawEntry): LogEvent 
   return { id, contest_id: contestId, channel: field(fields, 'ch') as StreamChannel, league_id: league ? league : null, event };
 }
 
+/** An event of a private channel: it belongs to an account, not to a contest. */
+export interface AccountLogEvent {
+  account_id: string;
+  channel: AccountChannel;
+  /** The event JSON as clients get it. */
+  event: string;
+}
+
 /** A batch the feed delivered: its position (to read on from) and the events, in log order. */
 export interface FeedBatch {
   /** The last feed id consumed: pass it to the next read. */
   feedId: string;
   events: LogEvent[];
+  /** The private channels' events of the batch, in log order. */
+  accountEvents: AccountLogEvent[];
+  /** The read returned as many entries as it asked for: the reader is behind the feed's end. */
+  full: boolean;
+}
+
+// KEYS: the feed. ARGV: (account, channel, event) triples. Returns the number appended.
+const APPEND_ACCOUNT_LUA = (feedMax: number) => `
+for i = 1, #ARGV, 3 do
+  redis.call('XADD', KEYS[1], 'MAXLEN', '~', ${feedMax}, '*', 'a', ARGV[i], 'ch', ARGV[i + 1], 'e', ARGV[i + 2])
+end
+return #ARGV / 3
+`;
+
+/** Appends the private channels' events to the feed, all or none (one script). */
+export class AccountEventLog {
+  private readonly feed: string;
+  private readonly script: ScriptCall<number>;
+
+  constructor(redis: Redis, ks: Keyspace, limits: Pick<LogLimits, 'feedMax'> = LOG_LIMITS) {
+    this.feed = logKeys(ks).feed;
+    this.script = luaScript<number>(redis, APPEND_ACCOUNT_LUA(limits.feedMax));
+  }
+
+  async append(events: readonly AccountLogEvent[]): Promise<number> {
+    if (events.length === 0) return 0;
+    const args: string[] = [];
+    for (const e of events) args.push(e.account_id, e.channel, e.event);
+    return this.script([this.feed], args);
+  }
 }
 
 /** Most events returned by one replay read (a client further behind gets them in pages). */
@@ -274,13 +318,29 @@ export class EventLogReader {
   async readFeed(afterFeedId: string, blockMs: number, count = 500): Promise<FeedBatch> {
     const res = (await this.redis.xread('COUNT', count, 'BLOCK', blockMs, 'STREAMS', this.keys.feed, afterFeedId)) as [string, RawEntry[]][] | null;
     const entries = res?.[0]?.[1] ?? [];
-    if (entries.length === 0) return { feedId: afterFeedId, events: [] };
     const events: LogEvent[] = [];
+    const accountEvents: AccountLogEvent[] = [];
+    if (entries.length === 0) return { feedId: afterFeedId, events, accountEvents, full: false };
     for (const [, f] of entries) {
+      const account = field(f, 'a');
+      if (account !== undefined) {
+        accountEvents.push({ account_id: account, channel: field(f, 'ch') as AccountChannel, event: field(f, 'e') ?? '' });
+        continue;
+      }
       const league = field(f, 'l');
       events.push({ id: field(f, 'i')!, contest_id: field(f, 'c')!, channel: field(f, 'ch') as StreamChannel, league_id: league ? league : null, event: field(f, 'e') ?? '', prev: field(f, 'p') ?? '' });
     }
-    return { feedId: entries[entries.length - 1]![0], events };
+    return { feedId: entries[entries.length - 1]![0], events, accountEvents, full: entries.length >= count };
+  }
+
+  /**
+   * Whether the feed still holds the entry `feedId`. The feed is trimmed from its head only, so a
+   * reader whose last position is gone may have lost what followed it (the private channels have
+   * no contest log to say).
+   */
+  async feedHolds(feedId: string): Promise<boolean> {
+    const hit = (await this.redis.xrange(this.keys.feed, feedId, feedId)) as RawEntry[];
+    return hit.length > 0;
   }
 
   /**

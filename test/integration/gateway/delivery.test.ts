@@ -1,6 +1,7 @@
-/** Routing of log events (orders and balance: bus messages) to subscribers: contests, per-connection seq, event ids, filters, private channels, scale-out. */
+/** Routing of log events (orders and balance: account events in the feed) to subscribers: contests, per-connection seq, event ids, filters, private channels, scale-out. */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../../../src/ids.js';
+import { LOG_LIMITS, logKeys } from '../../../src/store/redis/eventlog.js';
 import { liquidityEvent, startHarness, ticksEvent, type Harness } from './harness.js';
 
 let h: Harness;
@@ -214,6 +215,35 @@ describe('private channels', () => {
     expect((await named.next()).router_order_id).toBe('o-sub');
     expect([...all.all, ...named.all].filter((m) => m.router_order_id === 'o-outsider')).toEqual([]);
     expect(named.all.filter((m) => m.router_order_id === 'o-owner')).toEqual([]);
+  });
+});
+
+describe('private channels: a gateway further behind than the feed holds', () => {
+  it('tells its orders and balance subscribers once to refetch (no log holds those events for a resume), then delivers on', async () => {
+    const k = await h.key('pro');
+    const c = await h.connect(k.api_key);
+    const liq = await h.connect(k.api_key);
+    await c.request({ action: 'subscribe', channel: 'balance' });
+    await c.request({ action: 'subscribe', channel: 'orders' });
+    await liq.request({ action: 'subscribe', channel: 'liquidity', contest_ids: ['GAP'] });
+    const balance = (v: number) => ({ type: 'balance.update', account_partner_id: 'ap_gap', balance_version: v, timestamp: now() });
+    // The gateway's position: the feed entry of an event it delivered.
+    await h.publish('balance', null, balance(1), { account_id: k.router_account_id });
+    expect(await c.next()).toMatchObject({ balance_version: 1 });
+    // More than the feed holds, in one script run: that position is trimmed away before the gateway reads on.
+    const burst = `for i = 1, tonumber(ARGV[1]) do redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[2], '*', 'a', 'acct_nobody', 'ch', 'balance', 'e', '{}') end`;
+    await h.s.rt.redis.eval(burst, 1, logKeys(h.s.rt.ks).feed, String(LOG_LIMITS.feedMax + 2_000), String(LOG_LIMITS.feedMax));
+    await h.publish('balance', null, balance(2), { account_id: k.router_account_id });
+    const missed = [await c.next(), await c.next()];
+    expect(missed.map((m) => [m.type, m.code, m.channel]).sort()).toEqual([
+      ['error', 'events_missed', 'balance'],
+      ['error', 'events_missed', 'orders'],
+    ]);
+    expect(missed[0].message).toMatch(/refetch/);
+    expect(await c.next(undefined, 5_000)).toMatchObject({ balance_version: 2 });
+    await c.drain(() => true, 150);
+    expect(c.all.filter((m) => m.code === 'events_missed')).toHaveLength(2);
+    expect(liq.all.filter((m) => m.type === 'error')).toEqual([]);
   });
 });
 

@@ -1,16 +1,16 @@
 /**
  * A real stack (PostgreSQL database + Redis prefix of its own) with stream gateways on ephemeral
- * ports, keys per plan, an event-log appender (a bus publisher for orders and balance) and
- * WebSocket clients that are all closed after each test.
+ * ports, keys per plan, event-log appenders (orders and balance: as the account-event relay
+ * appends them) and WebSocket clients that are all closed after each test.
  */
 import { startGateway, type Gateway, type GatewayDeps, type GatewayTuning } from '../../../api/gateway/index.js';
 import { spliceMembers } from '../../../api/gateway/resume.js';
 import { CHANNEL_RULES } from '../../../api/gateway/channels.js';
 import type { Plan } from '../../../src/domain/plans.js';
-import type { BusMessage, StreamChannel } from '../../../src/domain/stream.js';
+import type { AccountChannel, BusMessage, StreamChannel } from '../../../src/domain/stream.js';
 import { createKey, type CreatedKey } from '../../../src/store/pg/keys.js';
-import { BusPublisher } from '../../../src/store/redis/bus.js';
 import { createRedis } from '../../../src/store/redis/client.js';
+import { AccountEventLog } from '../../../src/store/redis/eventlog.js';
 import { HotState } from '../../../src/store/redis/hot.js';
 import { REDIS_URL, startStack, type TestStack } from '../../support/stack.js';
 import { connectWs, type ConnectOptions, type WsClient } from './ws-client.js';
@@ -18,7 +18,7 @@ import { connectWs, type ConnectOptions, type WsClient } from './ws-client.js';
 export interface Harness {
   s: TestStack;
   gw: Gateway;
-  bus: BusPublisher;
+  accountLog: AccountEventLog;
   hot: HotState;
   /** Starts one more gateway against the same stores (scale-out). Stopped by close(). */
   startGateway(tuning?: Partial<GatewayTuning>, deps?: Pick<GatewayDeps, 'replayReader'>): Promise<Gateway>;
@@ -29,8 +29,9 @@ export interface Harness {
   /** Connects without waiting for anything (refusals, raw greeting checks). */
   open(apiKey: string | null, opts?: ConnectOptions & { gw?: Gateway }): Promise<WsClient>;
   /**
-   * Appends the event to the contest's log (orders and balance: publishes it on the bus). Returns
-   * the text a client receives (event_id spliced in; ticks also get seq, so tests read those parsed).
+   * Appends the event to the contest's log (orders and balance: to the feed with extra.account_id,
+   * as the account-event relay does). Returns the text a client receives (event_id spliced in; ticks
+   * also get seq, so tests read those parsed; orders and balance verbatim).
    */
   publish(channel: StreamChannel, contestId: string | null, event: object, extra?: Partial<BusMessage>): Promise<string>;
   /** As publish, for a log channel: the event's id and the text a client receives. */
@@ -62,7 +63,7 @@ export async function startHarness(tuning: Partial<GatewayTuning> = {}): Promise
     return gw;
   };
   const gw = await start();
-  const bus = new BusPublisher(s.rt.redis, s.rt.ks);
+  const accountLog = new AccountEventLog(s.rt.redis, s.rt.ks);
   const hot = new HotState(s.rt.redis, s.rt.ks);
   const append = async (channel: StreamChannel, contestId: string, event: object, leagueId: string | null = null) => {
     const text = JSON.stringify(event);
@@ -84,7 +85,7 @@ export async function startHarness(tuning: Partial<GatewayTuning> = {}): Promise
   return {
     s,
     gw,
-    bus,
+    accountLog,
     hot,
     startGateway: (t, deps) => start(t, deps),
     key: (plan, extra = {}) =>
@@ -101,8 +102,9 @@ export async function startHarness(tuning: Partial<GatewayTuning> = {}): Promise
         if (contestId === null) throw new Error(`${channel} events belong to a contest`);
         return (await append(channel, contestId, event, extra.league_id ?? null)).text;
       }
+      if (!extra.account_id) throw new Error(`${channel} events belong to an account: pass extra.account_id`);
       const text = JSON.stringify(event);
-      await bus.publish({ channel, contest_id: contestId, league_id: null, event: text, ...extra });
+      await accountLog.append([{ account_id: extra.account_id, channel: channel as AccountChannel, event: text }]);
       return text;
     },
     append,
