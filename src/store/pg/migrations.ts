@@ -318,4 +318,18 @@ BEGIN
 END $fn$;
 `,
   },
+  {
+    version: 7,
+    name: 'the account outbox notifies its relay on every insert',
+    sql: `
+-- Whatever writes an account event (a statement in TypeScript, a function in SQL), its commit wakes
+-- an idle relay at once: PostgreSQL delivers NOTIFY at commit, never for a rolled-back write.
+CREATE FUNCTION flow_account_outbox_notify() RETURNS trigger LANGUAGE plpgsql AS $fn$
+BEGIN
+  PERFORM pg_notify('account_outbox', '');
+  RETURN NULL;
+END $fn$;
+CREATE TRIGGER account_outbox_notify AFTER INSERT ON account_outbox FOR EACH STATEMENT EXECUTE FUNCTION flow_account_outbox_notify();
+`,
+  },
 ];

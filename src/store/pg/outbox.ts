@@ -4,8 +4,9 @@
  * and deletes them. A crash between the two repeats an event (its balance_version lets clients drop
  * the copy), never loses one.
  *
- * Every enqueue also NOTIFYs ACCOUNT_OUTBOX_NOTIFY in the same transaction: PostgreSQL delivers it
- * at commit (never for a rolled-back write), so an idle relay wakes at once instead of on its poll.
+ * Every insert NOTIFYs ACCOUNT_OUTBOX_NOTIFY (a trigger, migration 7, so SQL functions that write
+ * events notify too): PostgreSQL delivers it at commit (never for a rolled-back write), so an idle
+ * relay wakes at once instead of on its poll.
  */
 import type { AccountChannel } from '../../domain/stream.js';
 import type { PoolClient } from './pool.js';
@@ -16,12 +17,7 @@ export type { AccountChannel };
 export const ACCOUNT_OUTBOX_NOTIFY = 'account_outbox';
 
 export async function enqueueAccountEvent(client: PoolClient, routerAccountId: string, channel: AccountChannel, event: object): Promise<void> {
-  // One round trip: the insert, and the notification its commit delivers.
-  await client.query(
-    `WITH queued AS (INSERT INTO account_outbox (router_account_id, channel, event) VALUES ($1, $2, $3) RETURNING seq)
-     SELECT pg_notify('${ACCOUNT_OUTBOX_NOTIFY}', '') FROM queued`,
-    [routerAccountId, channel, JSON.stringify(event)],
-  );
+  await client.query('INSERT INTO account_outbox (router_account_id, channel, event) VALUES ($1, $2, $3)', [routerAccountId, channel, JSON.stringify(event)]);
 }
 
 /** An outbox row a relay holds until its transaction ends. */
