@@ -1,8 +1,10 @@
 /** The account routes under /flow/v1/auth (records in PostgreSQL, the system of record). */
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../context.js';
+import { partnerRoutes } from './partners.js';
 import { walletRoutes } from './wallet.js';
 
 export function accountRoutes(app: FastifyInstance, ctx: AppContext): void {
   walletRoutes(app, ctx);
+  partnerRoutes(app, ctx);
 }
