@@ -25,6 +25,8 @@ import type { Runtime } from '../runtime.js';
 export interface IngestRole {
   name: 'ingest';
   ingester: Ingester;
+  /** The connected venue adapters (the balance refresher reads balances through them). */
+  adapters: readonly VenueAdapter[];
   sim: SimControl | null;
   stop(): Promise<void>;
 }
@@ -122,6 +124,7 @@ export async function startIngest(rt: Runtime, opts: IngestOptions = {}): Promis
   return {
     name: 'ingest',
     ingester,
+    adapters,
     sim,
     async stop() {
       market?.stop();

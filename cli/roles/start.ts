@@ -1,8 +1,14 @@
 /**
  * Starts roles in `flow all`'s order and wiring: ingest first (it owns the simulator the api's
- * /sim/v1 drives), then compute, then the listeners. The CLI and the benches that run the whole
- * service in one process share this, so they run what an operator runs.
+ * /sim/v1 drives, and the venue adapters the balance refresher reads through), then compute, then
+ * the listeners, then the scheduler. The CLI and the benches that run the whole service in one
+ * process share this, so they run what an operator runs.
+ *
+ * The balance refresh needs the venue adapters: in a process without the ingest role the api
+ * serves no POST partners/balance/update and the scheduler has nothing to read (docs/balances.md,
+ * "Deployment").
  */
+import { balanceRefreshRoutes } from '../../api/rest/account/partners.js';
 import type { RoutePlugin } from '../../api/rest/app.js';
 import { historyRoutes } from '../../api/rest/history/routes.js';
 import { liquidityRoutes } from '../../api/rest/liquidity/routes.js';
@@ -13,6 +19,7 @@ import type { Runtime } from '../runtime.js';
 import { startApi } from './api.js';
 import { startGatewayRole } from './gateway.js';
 import { startCompute, startIngest, type ComputeRole, type IngestOptions, type IngestRole } from './market.js';
+import { balanceRefresher, startScheduler } from './scheduler.js';
 
 export interface Running {
   name: string;
@@ -45,9 +52,11 @@ export async function startRoles(rt: Runtime, roles: readonly Role[], opts: { in
       out.ingest.ingester.onStored = (contestId) => processor.computeNow(contestId);
     }
     // The api role also runs the account-event relay (PostgreSQL outbox → event log; cli/roles/api.ts).
+    const refresher = out.ingest ? balanceRefresher(rt, out.ingest.adapters) : null;
     if (has('api')) {
       const plugins: RoutePlugin[] = [liquidityRoutes(new HotState(rt.redis, rt.ks)), historyRoutes];
       if (out.ingest?.sim) plugins.push(simRoutes(out.ingest.sim));
+      if (refresher) plugins.push(balanceRefreshRoutes(refresher));
       const api = await startApi(rt, plugins);
       out.apiPort = api.port;
       out.running.push({ name: 'api', stop: api.stop });
@@ -57,12 +66,16 @@ export async function startRoles(rt: Runtime, roles: readonly Role[], opts: { in
       out.gatewayPort = gateway.port;
       out.running.push({ name: 'gateway', stop: gateway.stop });
     }
+    if (has('scheduler')) {
+      if (refresher) out.running.push(startScheduler(rt, refresher));
+      else rt.log.warn({ role: 'scheduler' }, 'the scheduler refreshes venue balances through the venue adapters of the ingest role, which this process does not run; skipped');
+    }
   } catch (err) {
     for (const r of [...out.running].reverse()) await r.stop().catch(() => undefined);
     throw err;
   }
   for (const r of roles) {
-    if (!['ingest', 'compute', 'api', 'gateway'].includes(r)) rt.log.warn({ role: r }, 'role not available in this build; skipped');
+    if (!['ingest', 'compute', 'api', 'gateway', 'scheduler'].includes(r)) rt.log.warn({ role: r }, 'role not available in this build; skipped');
   }
   return out;
 }

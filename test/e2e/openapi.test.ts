@@ -5,6 +5,7 @@
  * 403, 404, 413, 415, 429); every response is validated against the document (checkedFetch).
  * A new route fails here until it is called below, so no route goes unchecked.
  */
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKey } from '../../src/store/pg/keys.js';
 import { createPool, type Pool } from '../../src/store/pg/pool.js';
@@ -34,11 +35,12 @@ interface Req {
   contentType?: string;
   key?: string | null;
   admin?: string | null;
+  headers?: Record<string, string>;
 }
 
 async function call(url: string, req: Req = {}): Promise<{ status: number; body: any }> {
   const method = req.method ?? 'GET';
-  const headers: Record<string, string> = {};
+  const headers: Record<string, string> = { ...req.headers };
   const key = req.key === undefined ? KEY : req.key;
   if (key !== null) headers['x-api-key'] = key;
   const admin = req.admin === undefined ? ADMIN_TOKEN : req.admin;
@@ -133,6 +135,15 @@ describe('every operation, with data present, answers as the document says', () 
     expect((await call('/sim/v1/state')).body.data.frozen).toBe(true);
     const account = (await call('/flow/v1/auth/me')).body.data.router_account_id;
     expect((await call(`/sim/v1/accounts/${enc(account)}/connect`, { method: 'POST', body: { partner_id: 'sim_exchange', balance: 250 } })).status).toBe(200);
+    // The connection is the service's record too, and `flow all` refreshes it through the ingest role's adapters.
+    const listed = await call('/flow/v1/auth/account/partners');
+    expect(listed.body.data.account_partners.find((p: any) => p.partner_id === 'sim_exchange')).toMatchObject({ balance: 250, balance_source: 'venue_api', is_stale: false });
+    const refreshed = await call('/flow/v1/auth/account/partners/balance/update', { method: 'POST', body: {} });
+    expect(refreshed.body.data.refreshed_partner_ids).toEqual(['sim_exchange']);
+    expect((await call('/flow/v1/auth/account/balances')).body.data.real_money_total).toBe(250);
+    const deposit = await call('/flow/v1/auth/account/paper/deposit', { method: 'POST', body: { amount: 5 }, headers: { 'idempotency-key': randomUUID() } });
+    expect(deposit.status).toBe(201);
+    expect(svc.logs.some((l) => l.msg === 'balance refresh scheduled')).toBe(true);
     // Another contest than the one the error tests use: a settled contest is closed to quotes.
     const other = (await call('/flow/v1/contests?limit=50')).body.data.find((x: any) => x.id !== line.contestId && x.has_markets);
     const positions = await eventually(() => call(`/flow/v1/contests/${enc(other.id)}/liquidity`), (r) => r.body.data.length > 0);
@@ -163,6 +174,13 @@ describe('every documented error answer a caller can provoke', () => {
     for (const { path, method, op } of ops()) {
       if (!op.responses['403']) continue;
       const r = await call(urlOf(path, real), { method, key: FREE, body: method === 'POST' ? { contest_ids: [] } : undefined });
+      // Every plan reads its own account: an account read's 403 is naming an account the key may not act for.
+      if (r.status !== 403 && path.startsWith('/flow/v1/auth/account/')) {
+        const other = await call(urlOf(path, real), { method, key: FREE, headers: { 'x-service-account': 'someone-else' }, body: method === 'POST' ? {} : undefined });
+        expect(other.status, op.operationId).toBe(403);
+        expect(other.body.error.code, op.operationId).toBe('account_forbidden');
+        continue;
+      }
       expect(r.status, op.operationId).toBe(403);
       expect(r.body.error.details.missing.length, op.operationId).toBeGreaterThan(0);
     }

@@ -1,25 +1,30 @@
 /**
  * The whole REST surface on the real stores, as `flow all` mounts it (cli/flow.ts): catalog, auth,
- * liquidity (hot state in Redis), history (chDB) and the simulator control API, plus a key whose
- * limits a hostile-input test cannot exhaust. The simulator is a real SimMarket that is never
- * started, so nothing moves unless a test tells it to.
+ * liquidity (hot state in Redis), history (chDB), the simulator control API and the balance refresh
+ * (through the simulator's venue adapters), plus a key whose limits a hostile-input test cannot
+ * exhaust. The simulator is a real SimMarket that is never started, so nothing moves unless a test
+ * tells it to (market.tick(t) moves its clock, and with it the time of a venue's balance reading).
  */
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { historyRoutes } from '../../api/rest/history/routes.js';
 import { liquidityRoutes } from '../../api/rest/liquidity/routes.js';
+import { balanceRefreshRoutes } from '../../api/rest/account/partners.js';
 import { simRoutes } from '../../api/rest/sim/routes.js';
+import { BalanceRefresher } from '../../pipelines/balances/refresher.js';
 import type { RoutePlugin } from '../../api/rest/app.js';
 import { createClickHouse } from '../../src/store/clickhouse/client.js';
 import { createKey } from '../../src/store/pg/keys.js';
 import { HotState } from '../../src/store/redis/hot.js';
-import { SimMarket } from '../../src/venues/sim/index.js';
+import { createSimAdapters, SimMarket } from '../../src/venues/sim/index.js';
 import { removeDataDir, startStack, type TestStack } from './stack.js';
 
 export interface FullStack {
   stack: TestStack;
   market: SimMarket;
+  /** The refresher behind POST partners/balance/update (the scheduler role's, in `flow all`). */
+  refresher: BalanceRefresher;
   /** Headers of a pro key allowed far more requests than any test sends. */
   auth: Record<string, string>;
   admin: Record<string, string>;
@@ -42,14 +47,24 @@ export async function startFullStack(extra: RoutePlugin[] = []): Promise<FullSta
   const market = new SimMarket({ seed: 8, now: Date.now() });
   const liquidity: RoutePlugin = (app, ctx) => liquidityRoutes(new HotState(ctx.redis, ctx.ks))(app, ctx);
   const sim = simRoutes({ market, refresh: async () => undefined });
-  const stack = await startStack({ plugins: [liquidity, historyRoutes, sim, ...extra], clickhouse: ch });
+  const adapters = createSimAdapters(market);
+  for (const a of adapters) await a.connect();
+  // Built when the app is (it needs the stack's pool and clock), as the liquidity plugin is.
+  const built: { refresher?: BalanceRefresher } = {};
+  const balances: RoutePlugin = (app, ctx) => {
+    built.refresher = new BalanceRefresher({ pool: ctx.pool, adapters, log: ctx.log, now: () => ctx.clock.now() });
+    return balanceRefreshRoutes(built.refresher)(app, ctx);
+  };
+  const stack = await startStack({ plugins: [liquidity, historyRoutes, sim, balances, ...extra], clickhouse: ch });
   const key = await createKey(stack.rt.pool, stack.rt.gate, { plan: 'enterprise', keyType: 'execution', environment: 'test', rateLimitPerMinute: 10_000_000, rateLimitPerDay: 100_000_000 });
   return {
     stack,
     market,
+    refresher: built.refresher!,
     auth: { 'x-api-key': key.api_key },
     admin: { 'x-admin-token': stack.config.adminToken },
     async close() {
+      for (const a of adapters) await a.close();
       await stack.close();
       await ch.close();
       removeDataDir(dataDir);

@@ -3,10 +3,12 @@ import type { FastifyInstance } from 'fastify';
 import type { AppContext } from '../context.js';
 import { modelRoutes } from './models.js';
 import { opportunityRoutes } from './opportunities.js';
+import { partnerRoutes } from './partners.js';
 import { walletRoutes } from './wallet.js';
 
 export function accountRoutes(app: FastifyInstance, ctx: AppContext): void {
   walletRoutes(app, ctx);
   modelRoutes(app, ctx);
   opportunityRoutes(app, ctx);
+  partnerRoutes(app, ctx);
 }

@@ -91,3 +91,78 @@ export const Opportunity = Type.Object(
 );
 
 export type AccountShapesAgreeWithTheDomain = [Agrees<Same<Static<typeof Model>, ModelT>>, Agrees<Same<Static<typeof Opportunity>, OpportunityT>>];
+
+// ---- venue connections and balances ---------------------------------------------------------------
+
+const NullableMoney = (description: string) => Type.Union([Type.Number(), Type.Null()], { description });
+const Currency = Type.Enum(['USD', 'ATLAS']);
+
+export const AccountPartner = Type.Object(
+  {
+    account_partner_id: Type.String(),
+    partner_id: Type.String(),
+    partner_name: Type.String(),
+    status: Type.String({ description: 'e.g. active' }),
+    credential_status: Type.Enum(['pending', 'connected', 'failed'], { description: 'set only by the hosted flow' }),
+    currency: Type.Enum(['USD', 'ATLAS'], { description: 'USD for a venue, ATLAS for the practice wallet (extension: the figures are in this currency)' }),
+    balance: NullableMoney('the venue’s last reported figure at balance_as_of; null when the venue reports none, or before the first snapshot'),
+    expected_balance: NullableMoney('balance net of funds held by orders placed since balance_as_of, plus settlements landed since; the figure to spend from'),
+    pending: NullableMoney('expected_balance minus balance: negative = held against open orders, positive = settlements the snapshot predates'),
+    balance_as_of: Type.Union([Timestamp, Type.Null()], { description: 'the venue’s time of the snapshot; null before the first' }),
+    is_stale: Type.Boolean({ description: 'the snapshot is older than the refresh SLA (5 minutes) or was never taken' }),
+    balance_source: Type.Union([Type.Enum(['venue_api', 'svc_wallet']), Type.Null()], { description: 'null: the venue exposes no balance' }),
+    logo_url: Type.String(),
+  },
+  { ...closed, $id: 'AccountPartner' },
+);
+
+const partnerFields = {
+  router_account_id: Type.String(),
+  total_balance: Money('USD: the sum of the venue balances (the practice wallet’s ATLAS is never added in)'),
+  account_partners: Type.Array(AccountPartner),
+  expected_total_balance: Money('USD: the sum of the venue expected balances'),
+};
+
+export const AccountPartners = Type.Object(partnerFields, { ...closed, $id: 'AccountPartners' });
+
+export const RefreshedAccountPartners = Type.Object(
+  { ...partnerFields, refreshed_partner_ids: Type.Array(Type.String(), { description: 'the venues whose balance this call read' }) },
+  { ...closed, $id: 'RefreshedAccountPartners' },
+);
+
+const BalancePartner = Type.Object(
+  {
+    partner_id: Type.String(),
+    partner_name: Type.String(),
+    balance: NullableMoney('as on Account partner'),
+    expected_balance: NullableMoney('as on Account partner'),
+    pending: NullableMoney('as on Account partner'),
+    is_stale: Type.Boolean(),
+    internal_book: Type.Boolean(),
+  },
+  closed,
+);
+
+export const AccountBalances = Type.Object(
+  {
+    router_account_id: Type.String(),
+    by_currency: Type.Array(
+      Type.Object(
+        {
+          currency: Currency,
+          is_real_money: Type.Boolean(),
+          symbol: Type.String(),
+          label: Type.String(),
+          total: Money('the sum of the partner balances in this currency'),
+          expected_total: Money('the sum of the partner expected balances in this currency (ATLAS: equal to total)'),
+          partners: Type.Array(BalancePartner),
+        },
+        closed,
+      ),
+    ),
+    real_money_total: Money('USD'),
+    real_money_expected_total: Money('USD'),
+    atlas_balance: Money('ATLAS: the practice wallet'),
+  },
+  { ...closed, $id: 'AccountBalances' },
+);

@@ -8,7 +8,9 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type, type Static, type TSchema } from 'typebox';
 import { ApiError } from '../../../src/errors.js';
 import { VenueError } from '../../../src/venues/errors.js';
-import type { SimMarket } from '../../../src/venues/sim/index.js';
+import { accountExists, recordConnection } from '../../../src/store/pg/partners.js';
+import type { Pool } from '../../../src/store/pg/pool.js';
+import { SIM_PERSONALITIES, type SimAccountConnection as SimAccountConnectionT, type SimMarket, type SimPartnerId } from '../../../src/venues/sim/index.js';
 import type { AppContext } from '../context.js';
 import { Errors, Ok } from '../openapi/responses.js';
 import { GameState, Nullable, PriceLevel, SimAccountConnection, SimMarketState } from '../openapi/shapes.js';
@@ -47,12 +49,34 @@ const simResponses = (ok: TSchema, change: boolean) => ({
   ...(change
     ? {
         400: Errors.operator('The request or its values are refused; the code names why'),
-        404: Errors.operator('An unknown venue, position or contest'),
+        404: Errors.operator('An unknown venue, position, contest or account'),
         409: Errors.operator('The contest is already settled'),
         503: Errors.serviceUnavailable,
       }
     : {}),
 });
+
+/**
+ * Records a connection the simulator just made in PostgreSQL as the hosted flow would: the
+ * connection with its credential status, and the venue's balance read at once as its snapshot
+ * (the simulator keeps its own state; this is the service's record of it).
+ */
+async function recordSimConnection(pool: Pool, market: SimMarket, conn: SimAccountConnectionT, nowMs: number): Promise<void> {
+  const partnerId = conn.partner_id as SimPartnerId;
+  const reportsBalance = SIM_PERSONALITIES[partnerId].capabilities.balance;
+  const wire = market.balance(partnerId, conn.router_account_id);
+  await recordConnection(
+    pool,
+    {
+      routerAccountId: conn.router_account_id,
+      partnerId,
+      credentialStatus: conn.credential_status,
+      reportsBalance,
+      snapshot: wire ? { balance: wire.available_usd, held: wire.held_usd, ts_event: wire.ts } : null,
+    },
+    nowMs,
+  );
+}
 
 export function simRoutes(sim: SimControl) {
   return (app: FastifyInstance, ctx: AppContext): void => {
@@ -195,11 +219,19 @@ export function simRoutes(sim: SimControl) {
       '/sim/v1/accounts/:router_account_id/connect',
       opts('Connect a sim venue to an account with a venue balance', Connect, { operationId: 'simConnectAccount', ok: SimAccountConnection }, AccountParams),
       async (req, reply) => {
+        const account = req.params.router_account_id;
+        // Checked before the simulator changes: a connection to no account would be recorded nowhere.
+        if (!(await accountExists(ctx.pool, account))) {
+          throw new ApiError(404, 'account_not_found', `no account ${JSON.stringify(account)}: connect venues to an account a key or an organization created`, { router_account_id: account });
+        }
+        let conn: SimAccountConnectionT;
         try {
-          return sendEnvelope(reply, now(), sim.market.connectAccount(req.params.router_account_id, req.body));
+          conn = sim.market.connectAccount(account, req.body);
         } catch (err) {
           toApiError(err);
         }
+        await recordSimConnection(ctx.pool, sim.market, conn, now());
+        return sendEnvelope(reply, now(), conn);
       },
     );
 

@@ -319,6 +319,21 @@ END $fn$;
 `,
   },
   {
+    version: 6,
+    name: 'venue connections: balance source, balance refresh claims',
+    sql: `
+-- Whether the venue reports a balance at all, set by whoever records the connection (it holds the
+-- venue's adapter): 'venue_api', or NULL for a venue that exposes none (no honest figure exists, so
+-- balance, expected and pending read null). The API reads it here, without the adapters.
+ALTER TABLE account_partners ADD COLUMN balance_source text DEFAULT 'venue_api' CHECK (balance_source IN ('venue_api'));
+-- When a refresher last tried to read the venue's balance (landed or not): the scheduler claims the
+-- connections tried longest ago, so a venue that keeps failing never starves the others.
+ALTER TABLE account_partners ADD COLUMN balance_checked_at timestamptz;
+CREATE INDEX account_partners_refresh_due ON account_partners (balance_checked_at NULLS FIRST, account_partner_id)
+  WHERE status = 'active' AND credential_status = 'connected' AND balance_source IS NOT NULL;
+`,
+  },
+  {
     version: 7,
     name: 'the account outbox notifies its relay on every insert',
     sql: `

@@ -50,12 +50,18 @@ export async function openWallet(db: Queryable, routerAccountId: string): Promis
 
 /** The balance as exact decimal text. */
 export async function practiceBalance(db: Queryable, routerAccountId: string): Promise<string> {
+  return (await practiceSnapshot(db, routerAccountId)).balance;
+}
+
+/** The balance (exact decimal text), when it last moved, and its version (the newest entry's seq). */
+export async function practiceSnapshot(db: Queryable, routerAccountId: string): Promise<{ balance: string; as_of: string; seq: number }> {
   await openWallet(db, routerAccountId);
-  const { rows } = await db.query<{ balance: string }>(
-    'SELECT balance_after::text AS balance FROM practice_ledger WHERE router_account_id = $1 ORDER BY seq DESC LIMIT 1',
+  const { rows } = await db.query<{ balance: string; as_of: string; seq: number }>(
+    `SELECT balance_after::text AS balance, to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS as_of, seq
+       FROM practice_ledger WHERE router_account_id = $1 ORDER BY seq DESC LIMIT 1`,
     [routerAccountId],
   );
-  return rows[0]!.balance;
+  return rows[0]!;
 }
 
 /** Newest first. */
