@@ -8,6 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKey } from '../../src/store/pg/keys.js';
+import { openOpportunity } from '../../src/store/pg/opportunities.js';
 import { createPool, type Pool } from '../../src/store/pg/pool.js';
 import { createRedis, Keyspace, type Redis } from '../../src/store/redis/client.js';
 import { RequestGate } from '../../src/store/redis/gate.js';
@@ -28,8 +29,9 @@ const t0 = Date.now();
 /** operationId → statuses seen. */
 const seen = new Map<string, Set<number>>();
 
+type Method = 'GET' | 'POST' | 'PATCH';
 interface Req {
-  method?: 'GET' | 'POST';
+  method?: Method;
   body?: unknown;
   raw?: string;
   contentType?: string;
@@ -153,10 +155,36 @@ describe('every operation, with data present, answers as the document says', () 
   });
 });
 
+describe('the account records: models and opportunities', () => {
+  it('create, read, list, change, archive and unarchive a model; list and read an opportunity', async () => {
+    const created = await call('/flow/v1/auth/models', { method: 'POST', body: { model_name: 'e2e model', model_description: 'contract check' }, headers: { 'idempotency-key': randomUUID() } });
+    expect(created.status).toBe(201);
+    const id = created.body.data.model_id as string;
+    expect((await call(`/flow/v1/auth/models/${enc(id)}`)).status).toBe(200);
+    expect((await call('/flow/v1/auth/models')).body.data.map((m: any) => m.model_id)).toContain(id);
+    expect((await call(`/flow/v1/auth/models/${enc(id)}`, { method: 'PATCH', body: { model_name: 'e2e model, renamed' } })).body.data.model_name).toBe('e2e model, renamed');
+    expect((await call(`/flow/v1/auth/models/${enc(id)}/archive`, { method: 'POST' })).body.data.status).toBe('archived');
+    expect((await call(`/flow/v1/auth/models/${enc(id)}/unarchive`, { method: 'POST' })).body.data.status).toBe('active');
+    // Nothing opens an opportunity over REST (the buy will): open one the way the buy's transaction does.
+    const account = (await call('/flow/v1/auth/me')).body.data.router_account_id as string;
+    const client = await pool.connect();
+    let opportunityId: string;
+    try {
+      const opened = await openOpportunity(client, { routerAccountId: account, modelId: id, currency: 'ATLAS' });
+      if (!('opportunity' in opened)) throw new Error(`openOpportunity: ${JSON.stringify(opened)}`);
+      opportunityId = opened.opportunity.opportunity_id;
+    } finally {
+      client.release();
+    }
+    expect((await call('/flow/v1/auth/opportunities')).body.data.map((o: any) => o.opportunity_id)).toContain(opportunityId);
+    expect((await call(`/flow/v1/auth/opportunities/${enc(opportunityId)}`)).body.data.model_id).toBe(id);
+  });
+});
+
 describe('every documented error answer a caller can provoke', () => {
   const ops = () =>
     Object.entries(contract.doc.paths as Record<string, Record<string, any>>).flatMap(([path, item]) =>
-      Object.entries(item).map(([method, op]) => ({ path, method: method.toUpperCase() as 'GET' | 'POST', op })),
+      Object.entries(item).map(([method, op]) => ({ path, method: method.toUpperCase() as Method, op })),
     );
   /** A request URL for the operation, path parameters filled with `fill` (a real id by default). */
   const urlOf = (path: string, fill: (name: string) => string) => path.replace(/\{(\w+)\}/g, (_m, name: string) => enc(fill(name)));
@@ -165,7 +193,7 @@ describe('every documented error answer a caller can provoke', () => {
   it('401 without a credential (or with a wrong admin token)', async () => {
     for (const { path, method, op } of ops()) {
       if (!op.responses['401']) continue;
-      const r = await call(urlOf(path, real), { method, key: null, admin: 'wrong', body: method === 'POST' ? {} : undefined });
+      const r = await call(urlOf(path, real), { method, key: null, admin: 'wrong', body: method !== 'GET' ? {} : undefined });
       expect(r.status, op.operationId).toBe(401);
     }
   });
@@ -173,10 +201,10 @@ describe('every documented error answer a caller can provoke', () => {
   it('403 for a key whose plan lacks the entitlement', async () => {
     for (const { path, method, op } of ops()) {
       if (!op.responses['403']) continue;
-      const r = await call(urlOf(path, real), { method, key: FREE, body: method === 'POST' ? { contest_ids: [] } : undefined });
+      const r = await call(urlOf(path, real), { method, key: FREE, body: method !== 'GET' ? { contest_ids: [] } : undefined });
       // Every plan reads its own account: an account read's 403 is naming an account the key may not act for.
-      if (r.status !== 403 && path.startsWith('/flow/v1/auth/account/')) {
-        const other = await call(urlOf(path, real), { method, key: FREE, headers: { 'x-service-account': 'someone-else' }, body: method === 'POST' ? {} : undefined });
+      if (r.status !== 403 && path.startsWith('/flow/v1/auth/')) {
+        const other = await call(urlOf(path, real), { method, key: FREE, headers: { 'x-service-account': 'someone-else' }, body: method !== 'GET' ? {} : undefined });
         expect(other.status, op.operationId).toBe(403);
         expect(other.body.error.code, op.operationId).toBe('account_forbidden');
         continue;
@@ -189,7 +217,9 @@ describe('every documented error answer a caller can provoke', () => {
   it('404 for an unknown id', async () => {
     for (const { path, method, op } of ops()) {
       if (!op.responses['404'] || path.startsWith('/sim/')) continue;
-      const r = await call(urlOf(path, (name) => (name === 'position_hash' ? 'ct_nope:mk:over:0:pt:ft' : 'nope_missing')), { method });
+      // Creating a model names no id in its path: its 404 is an unknown league.
+      const body = op.operationId === 'createModel' ? { model_name: 'm', model_description: '', league_id: 'nope_missing' } : method === 'PATCH' ? {} : undefined;
+      const r = await call(urlOf(path, (name) => (name === 'position_hash' ? 'ct_nope:mk:over:0:pt:ft' : 'nope_missing')), { method, body, headers: { 'idempotency-key': randomUUID() } });
       expect(r.status, op.operationId).toBe(404);
     }
     expect((await call('/sim/v1/quotes', { method: 'POST', body: { partner_id: 'sim_exchange', position_hash: 'ct_nope:mk:over:0:pt:ft', price: 0.5, available: 1 } })).status).toBe(404);
@@ -202,7 +232,7 @@ describe('every documented error answer a caller can provoke', () => {
       const pathParam = (op.parameters ?? []).find((p: any) => p.in === 'path' && typeof p.schema.maxLength === 'number' && p.schema.maxLength < 400);
       let url = urlOf(path, real);
       let body: unknown;
-      if (method === 'POST') body = [];
+      if (method !== 'GET' && op.requestBody) body = [];
       else if (query) url = `${url}?${query.name}=${query.schema.minimum - 1}`;
       else if (pathParam) url = urlOf(path, (name) => (name === pathParam.name ? 'x'.repeat(pathParam.schema.maxLength + 1) : real(name)));
       else if (op.operationId === 'getPositionDepth') url = `/flow/v1/depth/${enc(`${line.over.position_hash},${line.under.position_hash}`)}`;
@@ -214,7 +244,7 @@ describe('every documented error answer a caller can provoke', () => {
 
   it('413 and 415 on every route with a body', async () => {
     for (const { path, method, op } of ops()) {
-      if (method !== 'POST') continue;
+      if (method === 'GET' || !op.requestBody) continue;
       expect((await call(urlOf(path, real), { method, raw: 'contest_ids=x', contentType: 'application/x-www-form-urlencoded' })).status, op.operationId).toBe(415);
       expect((await call(urlOf(path, real), { method, raw: JSON.stringify({ pad: 'x'.repeat(1_100_000) }) })).status, op.operationId).toBe(413);
     }
@@ -224,8 +254,8 @@ describe('every documented error answer a caller can provoke', () => {
     for (const { path, method, op } of ops()) {
       if (!op.responses['429']) continue;
       const key = (await createKey(pool, gate, { plan: 'scale', keyType: 'data', environment: 'test', rateLimitPerMinute: 1 })).api_key;
-      await call(urlOf(path, real), { method, key, body: method === 'POST' ? { contest_ids: [] } : undefined });
-      const r = await call(urlOf(path, real), { method, key, body: method === 'POST' ? { contest_ids: [] } : undefined });
+      await call(urlOf(path, real), { method, key, body: method !== 'GET' ? { contest_ids: [] } : undefined });
+      const r = await call(urlOf(path, real), { method, key, body: method !== 'GET' ? { contest_ids: [] } : undefined });
       expect(r.status, op.operationId).toBe(429);
       expect(r.body.error.details.window).toBe('minute');
     }
