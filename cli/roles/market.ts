@@ -149,7 +149,17 @@ export interface ComputeOptions {
 }
 
 export async function startCompute(rt: Runtime, opts: ComputeOptions = {}): Promise<ComputeRole> {
-  if (opts.history) await prepareHistoryStore(rt.clickhouse(), { retentionDays: rt.config.historyRetentionDays });
+  let history: HistoryWriterThread | null = null;
+  if (opts.history) {
+    await prepareHistoryStore(rt.clickhouse(), { retentionDays: rt.config.historyRetentionDays });
+    // Its own thread: batches and chDB inserts stay off the event loop that streams quotes. Started
+    // before the processor takes jobs, so the role is whole (and says so) before any job runs.
+    const c = rt.config;
+    history = await HistoryWriterThread.start(
+      { redisUrl: c.redisUrl, redisPrefix: c.redisPrefix, logLevel: rt.log.level, consumer: opts.history === true ? {} : opts.history },
+      { clickhouse: rt.clickhouse(), log: rt.log.child({ component: 'history' }), metrics: rt.metrics },
+    );
+  }
   const compute = new ComputePool(opts.threads ?? 1);
   const processor = new LiquidityProcessor({
     redisUrl: rt.config.redisUrl,
@@ -161,19 +171,6 @@ export async function startCompute(rt: Runtime, opts: ComputeOptions = {}): Prom
     now: () => rt.clock.now(),
   });
   scrapedCounter(rt.metrics, 'flow_liquidity_jobs_total', 'Contest liquidity recomputations finished', () => processor.processed);
-  let history: HistoryWriterThread | null = null;
-  if (opts.history) {
-    // Its own thread: batches and chDB inserts stay off the event loop that streams quotes.
-    const c = rt.config;
-    history = await HistoryWriterThread.start(
-      { redisUrl: c.redisUrl, redisPrefix: c.redisPrefix, logLevel: rt.log.level, consumer: opts.history === true ? {} : opts.history },
-      { clickhouse: rt.clickhouse(), log: rt.log.child({ component: 'history' }), metrics: rt.metrics },
-    ).catch(async (err: unknown) => {
-      await processor.close();
-      await compute.close();
-      throw err;
-    });
-  }
   rt.log.info({ role: 'compute', history: history !== null }, 'compute running');
   return {
     name: 'compute',
