@@ -67,8 +67,7 @@ export async function startRoles(rt: Runtime, roles: readonly Role[], opts: { in
       out.running.push({ name: 'gateway', stop: gateway.stop });
     }
     if (has('scheduler')) {
-      if (refresher) out.running.push(startScheduler(rt, refresher));
-      else rt.log.warn({ role: 'scheduler' }, 'the scheduler refreshes venue balances through the venue adapters of the ingest role, which this process does not run; skipped');
+      out.running.push(startScheduler(rt, refresher));
     }
   } catch (err) {
     for (const r of [...out.running].reverse()) await r.stop().catch(() => undefined);

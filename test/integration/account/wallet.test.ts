@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signPlayerJwt } from '../../../src/jwt.js';
+import { purgeExpiredIdempotencyKeys } from '../../../src/store/pg/idempotency.js';
 import { createKey } from '../../../src/store/pg/keys.js';
 import { get, send } from '../../support/http.js';
 import { startStack, type TestStack } from '../../support/stack.js';
@@ -150,6 +151,22 @@ describe('Idempotency-Key on a deposit', () => {
     const idem = randomUUID();
     expect((await deposit(k, { amount: 0.001 }, idem)).status).toBe(400);
     expect((await deposit(k, { amount: 1 }, idem)).status).toBe(201);
+  });
+
+  it('a key past its 24 hours is forgotten (usable again), and the purge deletes only expired records', async () => {
+    const k = await key();
+    const idem = randomUUID();
+    const live = randomUUID();
+    expect((await deposit(k, { amount: 10 }, idem)).status).toBe(201);
+    expect((await deposit(k, { amount: 10 }, live)).status).toBe(201);
+    await s.rt.pool.query("UPDATE idempotency_keys SET expires_at = now() - interval '1 second' WHERE router_account_id = $1 AND idempotency_key = $2", [k.router_account_id, idem]);
+    // Another body under the expired key is a new request, not a reuse.
+    expect((await deposit(k, { amount: 11 }, idem)).status).toBe(201);
+    await s.rt.pool.query("UPDATE idempotency_keys SET expires_at = now() - interval '1 second' WHERE router_account_id = $1 AND idempotency_key = $2", [k.router_account_id, idem]);
+    expect(await purgeExpiredIdempotencyKeys(s.rt.pool)).toBeGreaterThanOrEqual(1);
+    const { rows } = await s.rt.pool.query<{ idempotency_key: string }>('SELECT idempotency_key FROM idempotency_keys WHERE router_account_id = $1', [k.router_account_id]);
+    expect(rows.map((r) => r.idempotency_key)).toEqual([live]);
+    expect((await deposit(k, { amount: 12 }, live)).status).toBe(422);
   });
 
   it('50 concurrent deposits with one key → exactly one ledger entry; the others replay it or are told it is in use', async () => {
