@@ -1,5 +1,6 @@
 /** Keys and accounts for the account-route tests: execution and data keys, organizations and their users. */
 import { randomUUID } from 'node:crypto';
+import { expect } from 'vitest';
 import type { Plan } from '../../src/domain/plans.js';
 import { createKey, type CreatedKey } from '../../src/store/pg/keys.js';
 import type { TestStack } from './stack.js';
@@ -16,4 +17,19 @@ export async function organizationUser(s: TestStack, org: CreatedKey, externalUs
   const id = `acct_${randomUUID()}`;
   await s.rt.pool.query("INSERT INTO accounts (router_account_id, workspace_id, environment, external_user_id) VALUES ($1, $2, 'test', $3)", [id, org.workspace_id, externalUserId]);
   return id;
+}
+
+/**
+ * Answers to concurrent requests sharing one Idempotency-Key: at least one 201, every 201 the same
+ * bytes, every other answer 409 idempotency_key_in_use. Returns the 201.
+ */
+export function expectOneEffect(answers: { status: number; body: string }[]): { status: number; body: string } {
+  const ok = answers.filter((a) => a.status === 201);
+  expect(ok.length).toBeGreaterThanOrEqual(1);
+  expect(new Set(ok.map((a) => a.body)).size).toBe(1);
+  for (const a of answers.filter((x) => x.status !== 201)) {
+    expect(a.status).toBe(409);
+    expect((JSON.parse(a.body) as { error: { code: string } }).error.code).toBe('idempotency_key_in_use');
+  }
+  return ok[0]!;
 }

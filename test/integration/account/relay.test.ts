@@ -16,6 +16,7 @@ import { createRedis } from '../../../src/store/redis/client.js';
 import { AccountEventLog, EventLogReader, logKeys, type AccountLogEvent } from '../../../src/store/redis/eventlog.js';
 import { eventually, sleep } from '../gateway/harness.js';
 import { REDIS_URL, startStack, type TestStack } from '../../support/stack.js';
+import { feedAccountEvents as feedAccountEventsOf, outboxRows as outboxRowsOf } from '../../support/account-events.js';
 
 let s: TestStack;
 const relays: AccountEventRelay[] = [];
@@ -40,19 +41,8 @@ function startRelay(o: Partial<AccountEventRelayOptions> = {}): AccountEventRela
   return r;
 }
 
-const outboxRows = async () => Number((await s.rt.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM account_outbox')).rows[0]!.n);
-
-/** Every account event in the feed, in feed order. */
-async function feedAccountEvents(): Promise<AccountLogEvent[]> {
-  const reader = new EventLogReader(s.rt.redis, s.rt.ks);
-  const out: AccountLogEvent[] = [];
-  for (let after = '0-0'; ; ) {
-    const b = await reader.readFeed(after, 1, 1_000);
-    if (b.feedId === after) return out;
-    out.push(...b.accountEvents);
-    after = b.feedId;
-  }
-}
+const outboxRows = () => outboxRowsOf(s);
+const feedAccountEvents = () => feedAccountEventsOf(s);
 
 const balanceEvent = (account: string, version: number) => ({ type: 'balance.update', account_partner_id: `ap_practice_${account}`, balance_version: version });
 

@@ -13,6 +13,7 @@ import { EventLogReader, logKeys, type AccountLogEvent } from '../../../src/stor
 import { ROOT } from '../../support/cli.js';
 import { send } from '../../support/http.js';
 import { startHarness, type Harness } from '../gateway/harness.js';
+import { feedAccountEvents as feedAccountEventsOf, outboxRows as outboxRowsOf } from '../../support/account-events.js';
 
 let h: Harness;
 beforeAll(async () => {
@@ -34,18 +35,8 @@ async function runRelay(failpoint: string, batch = 500): Promise<{ signal: NodeJ
   return { code, signal, stdout };
 }
 
-const outboxRows = async () => Number((await h.s.rt.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM account_outbox')).rows[0]!.n);
-
-async function feedAccountEvents(): Promise<AccountLogEvent[]> {
-  const reader = new EventLogReader(h.s.rt.redis, h.s.rt.ks);
-  const out: AccountLogEvent[] = [];
-  for (let after = '0-0'; ; ) {
-    const b = await reader.readFeed(after, 1, 1_000);
-    if (b.feedId === after) return out;
-    out.push(...b.accountEvents);
-    after = b.feedId;
-  }
-}
+const outboxRows = () => outboxRowsOf(h.s);
+const feedAccountEvents = () => feedAccountEventsOf(h.s);
 
 describe('an account-event relay killed between its append and its delete', () => {
   it('a deposit’s balance.update reaches the subscriber, again after the restart, and the outbox ends empty', async () => {
