@@ -16,6 +16,7 @@ import { OPENAPI_ROUTE, swaggerOptions } from './openapi/document.js';
 import { installErrorHandling, UnroutedRequests } from './plugins/errors.js';
 import { installGate } from './plugins/gate.js';
 import { installValidation } from './plugins/validation.js';
+import { orderRoutes } from './orders/index.js';
 import { ReadCache } from './read-cache.js';
 import { PrincipalCache } from '../../src/store/principals.js';
 import { subscribeBus } from '../../src/store/redis/bus.js';
@@ -113,6 +114,7 @@ export async function buildApp(ctx: AppContext, plugins: RoutePlugin[] = []): Pr
   app.get('/flow/v1/openapi.json', { config: { public: true }, schema: OPENAPI_ROUTE }, async () => app.swagger());
   meRoutes(app, ctx);
   accountRoutes(app, ctx);
+  orderRoutes(app, ctx);
   catalogRoutes(app, ctx, cache);
   for (const plugin of plugins) await plugin(app, ctx);
 

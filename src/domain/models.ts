@@ -3,6 +3,7 @@
  * groups of related orders inside them. Shapes and rules only, no I/O.
  */
 import type { Currency } from './account.js';
+import type { RouterOrder } from './router-orders.js';
 
 export const MODEL_STATUSES = ['active', 'archived'] as const;
 export type ModelStatus = (typeof MODEL_STATUSES)[number];
@@ -32,7 +33,7 @@ export interface Opportunity {
   model_id: string | null;
   model_name: string | null;
   currency: Currency;
-  /** The opportunity's orders; empty until orders exist (they arrive with the buy). */
-  legs: unknown[];
+  /** The opportunity's orders, oldest first. */
+  legs: RouterOrder[];
   created_at: string;
 }

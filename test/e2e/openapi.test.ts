@@ -9,6 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKey } from '../../src/store/pg/keys.js';
 import { openOpportunity } from '../../src/store/pg/opportunities.js';
+import { insertOrder } from '../../src/store/pg/orders.js';
 import { createPool, type Pool } from '../../src/store/pg/pool.js';
 import { createRedis, Keyspace, type Redis } from '../../src/store/redis/client.js';
 import { RequestGate } from '../../src/store/redis/gate.js';
@@ -181,6 +182,52 @@ describe('the account records: models and opportunities', () => {
   });
 });
 
+describe('orders: a practice buy, the reads, the cancel', () => {
+  it('buys paper through a live quote, reads the order back, and cancels a resting one', async () => {
+    const hash = line.under.position_hash;
+    await call('/sim/v1/quotes', { method: 'POST', body: { partner_id: 'sim_book01', position_hash: hash, price: 0.31, available: 2_000 } });
+    const liq = await eventually(
+      () => call(`/flow/v1/contests/${enc(line.contestId)}/liquidity`),
+      (r) => r.body.data.find((p: any) => p.position_hash === hash)?.partner_liquidities.some((q: any) => q.partner_id === 'sim_book01' && q.price === 0.31 && !q.is_stale),
+    );
+    // Named by another venue's liquidity_hash (opaque: the service finds its position through what ingest indexed).
+    const named = liq.body.data.find((p: any) => p.position_hash === hash).partner_liquidities.find((q: any) => q.partner_id === 'sim_exchange').liquidity_hash as string;
+    const leg = (mode: string) => ({ liquidity_hash: named, amount: 3.1, max_price: 0.99, mode });
+    const bought = await call('/flow/v1/auth/orders/buy', { method: 'POST', body: { orders: [leg('paper')] }, headers: { 'idempotency-key': randomUUID() } });
+    expect(bought.status).toBe(200);
+    const [paper] = bought.body.data.results;
+    expect(paper).toMatchObject({ status: 'completed', requested_partner_id: 'sim_exchange', filled_notional: 3.1, venues: [{ partner_id: 'practice', success: true }] });
+    expect(paper.avg_price).toBeLessThanOrEqual(0.31);
+    const real = await call('/flow/v1/auth/orders/buy', { method: 'POST', body: { orders: [leg('real')] }, headers: { 'idempotency-key': randomUUID() } });
+    expect(real.body.data.results[0]).toMatchObject({ status: 'rejected', rejected_code: null });
+    const id = paper.venues[0].router_order_id as string;
+    const listed = await call('/flow/v1/auth/orders?currency=ATLAS&limit=5');
+    expect(listed.body.data.map((o: any) => o.router_order_id)).toContain(id);
+    expect((await call(`/flow/v1/auth/orders/${enc(id)}/resolution`)).body.data).toMatchObject({ router_order_id: id, resolved: false });
+    expect((await call('/flow/v1/auth/orders/resting/me')).body.data.orders).toEqual([]);
+    expect((await call('/flow/v1/auth/orders/cancel', { method: 'POST', body: { router_order_id: id } })).status).toBe(409);
+
+    // Only real limit orders rest, and this build places none: put one in place as the real-venue slice will write it.
+    const account = (await call('/flow/v1/auth/me')).body.data.router_account_id as string;
+    const resting = `ord_e2e_${randomUUID()}`;
+    const client = await pool.connect();
+    try {
+      await insertOrder(client, {
+        router_order_id: resting, router_account_id: account, opportunity_id: null, model_id: null, idempotency_key: randomUUID(), leg_index: 0,
+        client_order_id: `fco_${resting}`, sor_decision_id: 'sor_e2e', partner_id: 'sim_exchange', requested_partner_id: 'sim_exchange', currency: 'USD',
+        mode: 'real', order_type: 'limit', position_hash: hash, liquidity_hash: null, price_partner_id: null, price_liquidity_hash: null,
+        contest_id: line.contestId, title: 'e2e resting', requested_amount: '10', requested_shares: null, max_price: '0.2', amount: '10', avg_price: null,
+        filled_notional: '0', filled_shares: '0', unfilled_notional: '10', fee: '0', leg_status: 'resting', status: 'open', fill_status: 'unfilled',
+        rejected_code: null, rejected_reason: null,
+      });
+    } finally {
+      client.release();
+    }
+    expect((await call('/flow/v1/auth/orders/resting/me')).body.data.orders.map((o: any) => o.router_order_id)).toEqual([resting]);
+    expect((await call('/flow/v1/auth/orders/cancel', { method: 'POST', body: { router_order_id: resting } })).body.data).toEqual({ router_order_id: resting, status: 'cancelled', unfilled_notional: 10 });
+  }, 30_000);
+});
+
 describe('every documented error answer a caller can provoke', () => {
   const ops = () =>
     Object.entries(contract.doc.paths as Record<string, Record<string, any>>).flatMap(([path, item]) =>
@@ -217,8 +264,13 @@ describe('every documented error answer a caller can provoke', () => {
   it('404 for an unknown id', async () => {
     for (const { path, method, op } of ops()) {
       if (!op.responses['404'] || path.startsWith('/sim/')) continue;
-      // Creating a model names no id in its path: its 404 is an unknown league.
-      const body = op.operationId === 'createModel' ? { model_name: 'm', model_description: '', league_id: 'nope_missing' } : method === 'PATCH' ? {} : undefined;
+      // Creating a model names no id in its path: its 404 is an unknown league; a buy's, an unknown model; a cancel's, an unknown order.
+      const bodies: Record<string, unknown> = {
+        createModel: { model_name: 'm', model_description: '', league_id: 'nope_missing' },
+        buyOrders: { orders: [{ position_hash: line.over.position_hash, partner_id: 'sim_exchange', amount: 1, max_price: 0.5, mode: 'paper' }], model_id: 'nope_missing' },
+        cancelOrder: { router_order_id: 'nope_missing' },
+      };
+      const body = bodies[op.operationId] ?? (method === 'PATCH' ? {} : undefined);
       const r = await call(urlOf(path, (name) => (name === 'position_hash' ? 'ct_nope:mk:over:0:pt:ft' : 'nope_missing')), { method, body, headers: { 'idempotency-key': randomUUID() } });
       expect(r.status, op.operationId).toBe(404);
     }

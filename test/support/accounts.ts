@@ -20,14 +20,15 @@ export async function organizationUser(s: TestStack, org: CreatedKey, externalUs
 }
 
 /**
- * Answers to concurrent requests sharing one Idempotency-Key: at least one 201, every 201 the same
- * bytes, every other answer 409 idempotency_key_in_use. Returns the 201.
+ * Answers to concurrent requests sharing one Idempotency-Key: at least one `success` (201 unless
+ * told), every one of them the same bytes, every other answer 409 idempotency_key_in_use. Returns
+ * the successful answer.
  */
-export function expectOneEffect(answers: { status: number; body: string }[]): { status: number; body: string } {
-  const ok = answers.filter((a) => a.status === 201);
+export function expectOneEffect(answers: { status: number; body: string }[], success = 201): { status: number; body: string } {
+  const ok = answers.filter((a) => a.status === success);
   expect(ok.length).toBeGreaterThanOrEqual(1);
   expect(new Set(ok.map((a) => a.body)).size).toBe(1);
-  for (const a of answers.filter((x) => x.status !== 201)) {
+  for (const a of answers.filter((x) => x.status !== success)) {
     expect(a.status).toBe(409);
     expect((JSON.parse(a.body) as { error: { code: string } }).error.code).toBe('idempotency_key_in_use');
   }

@@ -2,6 +2,7 @@
 import { Type, type Static } from 'typebox';
 import { MODEL_DESCRIPTION_MAX, MODEL_NAME_MAX, MODEL_STATUSES, type Model as ModelT, type Opportunity as OpportunityT } from '../../../src/domain/models.js';
 import { BAD_REQUEST_CODES, errorsWith } from '../openapi/responses.js';
+import { RouterOrder } from '../orders/shapes.js';
 import type { Agrees, Same } from '../openapi/shapes.js';
 
 const closed = { additionalProperties: false } as const;
@@ -84,7 +85,7 @@ export const Opportunity = Type.Object(
     model_id: NullableString('the model of the buy that opened it; null when that buy named none'),
     model_name: NullableString('that model’s current name, or null'),
     currency: Type.Enum(['USD', 'ATLAS']),
-    legs: Type.Array(Type.Unknown(), { description: 'the opportunity’s orders; empty until orders exist' }),
+    legs: Type.Array(RouterOrder, { description: 'the opportunity’s orders, oldest first' }),
     created_at: Timestamp,
   },
   { ...closed, $id: 'Opportunity' },

@@ -37,6 +37,7 @@ const UNCOUNTED = new Set(['401', '500', '503']);
 
 export const TAGS = [
   { name: 'account', description: 'The caller’s own context' },
+  { name: 'orders', description: 'Placing, reading and cancelling orders' },
   { name: 'catalog', description: 'Leagues, participants, contests, markets, venues' },
   { name: 'liquidity', description: 'Live prices, depth and game state' },
   { name: 'history', description: 'Price history' },

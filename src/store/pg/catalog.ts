@@ -2,7 +2,7 @@
 import type { Contest, League, Market, Partner, Participant, PositionDefinition } from '../../domain/catalog.js';
 
 export type { PositionDefinition };
-import { inTransaction, type Pool } from './pool.js';
+import { inTransaction, type Pool, type PoolClient } from './pool.js';
 
 export interface CatalogSeed {
   leagues: League[];
@@ -239,4 +239,20 @@ export async function routingMaps(pool: Pool): Promise<{ leagueOf: Map<string, s
     pool.query<{ position_hash: string; market_id: string }>('SELECT position_hash, market_id FROM positions'),
   ]);
   return { leagueOf: new Map(c.rows.map((r) => [r.id, r.league_id])), marketOf: new Map(p.rows.map((r) => [r.position_hash, r.market_id])) };
+}
+
+/** Where positions belong and what they are called: position_hash → {contest_id, title}; unknown hashes are absent. */
+export async function positionsByHash(db: Pool | PoolClient, hashes: readonly string[]): Promise<Map<string, { contest_id: string; title: string }>> {
+  if (hashes.length === 0) return new Map();
+  const { rows } = await db.query<{ position_hash: string; contest_id: string; title: string }>(
+    "SELECT position_hash, contest_id, definition->>'title' AS title FROM positions WHERE position_hash = ANY($1::text[])",
+    [hashes],
+  );
+  return new Map(rows.map((r) => [r.position_hash, { contest_id: r.contest_id, title: r.title }]));
+}
+
+/** The venues that are internal books (the practice book): never a source of a live price. */
+export async function internalBookPartners(db: Pool | PoolClient): Promise<Set<string>> {
+  const { rows } = await db.query<{ partner_id: string }>('SELECT partner_id FROM partners WHERE internal_book');
+  return new Set(rows.map((r) => r.partner_id));
 }

@@ -347,4 +347,91 @@ END $fn$;
 CREATE TRIGGER account_outbox_notify AFTER INSERT ON account_outbox FOR EACH STATEMENT EXECUTE FUNCTION flow_account_outbox_notify();
 `,
   },
+  {
+    version: 8,
+    name: 'orders',
+    sql: `
+-- One row per buy leg that wrote an order (src/store/pg/orders.ts, docs/orders.md). A leg refused
+-- before any book saw it (no price, a control, halted, real money not available yet) writes none:
+-- the buy's response is its only record, kept by the Idempotency-Key.
+-- Money is numeric(24,6) as on the ledgers; prices are kept exactly as quoted (plain numeric).
+CREATE TABLE orders (
+  router_order_id text PRIMARY KEY,
+  router_account_id text NOT NULL REFERENCES accounts(router_account_id),
+  opportunity_id text REFERENCES opportunities(opportunity_id),
+  model_id text REFERENCES models(model_id),
+  -- The buy that wrote it: its Idempotency-Key and the leg's index in its orders array.
+  idempotency_key uuid NOT NULL,
+  leg_index integer NOT NULL CHECK (leg_index >= 0),
+  -- What a venue sees as the order's reference: derived from account, key and leg, so a retried
+  -- placement can never become a second order at the venue.
+  client_order_id text NOT NULL UNIQUE,
+  sor_decision_id text NOT NULL,
+  -- The book filled on ('practice' for paper) and the venue the leg named.
+  partner_id text NOT NULL,
+  requested_partner_id text NOT NULL,
+  currency text NOT NULL CHECK (currency IN ('USD','ATLAS')),
+  mode text NOT NULL CHECK (mode IN ('real','paper')),
+  order_type text NOT NULL CHECK (order_type IN ('market','limit')),
+  position_hash text NOT NULL,
+  -- The liquidity_hash the leg named (null when it named a position_hash).
+  liquidity_hash text,
+  -- Paper: the venue quote that set the fill price (spec rule 11: best live price across real venues).
+  price_partner_id text,
+  price_liquidity_hash text,
+  contest_id text NOT NULL,
+  title text NOT NULL,
+  requested_amount numeric(24,6) CHECK (requested_amount > 0),
+  requested_shares numeric(24,6) CHECK (requested_shares > 0),
+  max_price numeric NOT NULL CHECK (max_price > 0 AND max_price < 1),
+  -- The order's notional: booked plus unfilled.
+  amount numeric(24,6) NOT NULL CHECK (amount >= 0),
+  avg_price numeric CHECK (avg_price > 0 AND avg_price < 1),
+  filled_notional numeric(24,6) NOT NULL DEFAULT 0 CHECK (filled_notional >= 0),
+  filled_shares numeric(24,6) NOT NULL DEFAULT 0 CHECK (filled_shares >= 0),
+  unfilled_notional numeric(24,6) NOT NULL DEFAULT 0 CHECK (unfilled_notional >= 0),
+  fee numeric(24,6) NOT NULL DEFAULT 0,
+  leg_status text NOT NULL CHECK (leg_status IN ('completed','resting','pending','failed','rejected')),
+  status text NOT NULL CHECK (status IN ('pending','open','closed')),
+  fill_status text NOT NULL CHECK (fill_status IN ('unfilled','partially_filled','filled')),
+  rejected_code text,
+  rejected_reason text,
+  -- Settlement (written by the settlement path): all four together or none.
+  result text CHECK (result IN ('win','lose','push','cancelled')),
+  winnings numeric(24,6),
+  net_winnings numeric(24,6),
+  settled_at timestamptz,
+  cancelled_at timestamptz,
+  created_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+  updated_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+  UNIQUE (router_account_id, idempotency_key, leg_index),
+  CHECK ((requested_amount IS NULL) <> (requested_shares IS NULL)),
+  CHECK ((mode = 'paper') = (currency = 'ATLAS')),
+  CHECK ((result IS NULL) = (settled_at IS NULL)),
+  CHECK (result IS NULL OR (winnings IS NOT NULL AND net_winnings IS NOT NULL))
+);
+-- The list reads (newest first, or by settlement time) and their filters, always within one account.
+CREATE INDEX orders_account_newest ON orders (router_account_id, created_at DESC, router_order_id DESC);
+CREATE INDEX orders_account_settled ON orders (router_account_id, settled_at DESC, router_order_id DESC) WHERE settled_at IS NOT NULL;
+CREATE INDEX orders_account_contest ON orders (router_account_id, contest_id, created_at DESC);
+CREATE INDEX orders_account_model ON orders (router_account_id, model_id, created_at DESC) WHERE model_id IS NOT NULL;
+CREATE INDEX orders_opportunity ON orders (opportunity_id, created_at) WHERE opportunity_id IS NOT NULL;
+CREATE INDEX orders_resting ON orders (router_account_id, created_at DESC) WHERE leg_status = 'resting' AND cancelled_at IS NULL;
+-- The settlement path finds a contest's unsettled orders here.
+CREATE INDEX orders_unsettled_contest ON orders (contest_id) WHERE settled_at IS NULL;
+
+-- check_all_first's affordability pre-check of paper legs (spec rule 6, per venue: here the one
+-- wallet): walking the stakes in leg order, a stake fits when it is at most what the legs before it
+-- that fit have left; one that does not fit is skipped, not counted, so a later smaller one may fit.
+CREATE FUNCTION flow_paper_affordable(p_balance numeric, p_stakes numeric[])
+RETURNS boolean[] LANGUAGE plpgsql IMMUTABLE AS $fn$
+DECLARE left_over numeric := p_balance; out boolean[] := '{}'; s numeric;
+BEGIN
+  FOREACH s IN ARRAY coalesce(p_stakes, '{}') LOOP
+    IF s <= left_over THEN left_over := left_over - s; out := out || true; ELSE out := out || false; END IF;
+  END LOOP;
+  RETURN out;
+END $fn$;
+`,
+  },
 ];

@@ -7,6 +7,7 @@
 import type { Currency } from '../../domain/account.js';
 import type { Opportunity } from '../../domain/models.js';
 import { newId } from '../../ids.js';
+import { ordersOfOpportunities } from './orders.js';
 import type { Pool, PoolClient } from './pool.js';
 import { isoUtc } from './sql.js';
 
@@ -25,9 +26,13 @@ const selectOpportunities = (source: string) =>
   `SELECT o.opportunity_id, o.model_id, m.model_name, o.currency, ${isoUtc('o.created_at')} AS created_at
      FROM ${source} o LEFT JOIN models m ON m.model_id = o.model_id`;
 
-// The legs are the opportunity's orders. The orders table arrives with the buy; until then no
-// opportunity has any.
-const toOpportunity = (r: OpportunityRow): Opportunity => ({ ...r, legs: [] });
+const toOpportunity = (r: OpportunityRow, legs: Opportunity['legs'] = []): Opportunity => ({ ...r, legs });
+
+/** The rows with their legs: the opportunities' orders, oldest first. */
+async function withLegs(db: Queryable, routerAccountId: string, rows: OpportunityRow[]): Promise<Opportunity[]> {
+  const legs = await ordersOfOpportunities(db, routerAccountId, rows.map((r) => r.opportunity_id));
+  return rows.map((r) => toOpportunity(r, legs.get(r.opportunity_id)));
+}
 
 export interface OpenOpportunityInput {
   routerAccountId: string;
@@ -39,6 +44,19 @@ export interface OpenOpportunityInput {
 export type OpenOpportunityResult = { ok: true; opportunity: Opportunity } | { ok: false; refusal: 'model_not_found' | 'model_archived' };
 
 /**
+ * Whether the account's model may take new orders: null when it may, else why not (missing or
+ * someone else's: model_not_found; archived: model_archived). The model row is share-locked until
+ * the transaction ends, so a concurrent archive waits for the orders and never lands between this
+ * check and them.
+ */
+export async function modelRefusesOrders(client: PoolClient, routerAccountId: string, modelId: string): Promise<'model_not_found' | 'model_archived' | null> {
+  const { rows } = await client.query<{ status: string }>('SELECT status FROM models WHERE model_id = $1 AND router_account_id = $2 FOR SHARE', [modelId, routerAccountId]);
+  const model = rows[0];
+  if (!model) return 'model_not_found';
+  return model.status === 'active' ? null : 'model_archived';
+}
+
+/**
  * Opens an opportunity; call inside the buy's transaction. The model must be the account's
  * (model_not_found otherwise, whether it is missing or someone else's) and active (model_archived).
  * The model row is share-locked until the transaction ends, so a concurrent archive waits for the
@@ -46,13 +64,8 @@ export type OpenOpportunityResult = { ok: true; opportunity: Opportunity } | { o
  */
 export async function openOpportunity(client: PoolClient, input: OpenOpportunityInput): Promise<OpenOpportunityResult> {
   if (input.modelId !== null) {
-    const { rows } = await client.query<{ status: string }>('SELECT status FROM models WHERE model_id = $1 AND router_account_id = $2 FOR SHARE', [
-      input.modelId,
-      input.routerAccountId,
-    ]);
-    const model = rows[0];
-    if (!model) return { ok: false, refusal: 'model_not_found' };
-    if (model.status !== 'active') return { ok: false, refusal: 'model_archived' };
+    const refusal = await modelRefusesOrders(client, input.routerAccountId, input.modelId);
+    if (refusal) return { ok: false, refusal };
   }
   const { rows } = await client.query<OpportunityRow>(
     `WITH o AS (
@@ -70,7 +83,7 @@ export async function getOpportunity(db: Queryable, routerAccountId: string, opp
     opportunityId,
     routerAccountId,
   ]);
-  return rows[0] ? toOpportunity(rows[0]) : null;
+  return rows[0] ? (await withLegs(db, routerAccountId, rows))[0]! : null;
 }
 
 export interface OpportunityListQuery {
@@ -92,5 +105,5 @@ export async function listOpportunities(db: Queryable, routerAccountId: string, 
       LIMIT $4`,
     [routerAccountId, q.modelId ?? null, q.after ?? null, q.limit],
   );
-  return rows.map(toOpportunity);
+  return withLegs(db, routerAccountId, rows);
 }

@@ -10,6 +10,9 @@
  *   marker:<token>   str   one per ingest process, with a lifetime: its absence means Redis lost its data
  *   closed:<contest> str   the instant (Redis ms) the closed contest's hot state expires
  *   outl:<contest>   hash  liquidity hashes the last computation flagged as outliers (marks ingest's ticks)
+ *   lqp              hash  liquidity_hash → position_hash of every open contest's quotes (written by
+ *                          ingest with the quotes; a contest's fields go when it closes): how an
+ *                          order naming a liquidity_hash finds its position (the hash is opaque)
  *   ev:<contest>, liqe:<contest>, evfeed, hist: the event log (src/store/redis/eventlog.ts)
  * Writes of computed state are compare-and-set on the venue-state version they were computed from,
  * so a slow job can never overwrite a newer result. Every write script also appends the events and
@@ -41,15 +44,22 @@ local function follow_closed(from)
 end
 `;
 
-// KEYS: closed, hist, vq, vqv, outl; ARGV: n, then n field/value args, then m, then m/3 history
-// triples. Returns the new venue-state version.
+// KEYS: closed, hist, lqp, vq, vqv, outl; ARGV: n, then n field/value args, then m, then m/3 history
+// triples, then p, then p liquidity_hash/position_hash args (indexed only while the contest is
+// open: a late quote of a closed one must not bring its fields back). Returns the new venue-state version.
 const WRITE_QUOTES_LUA = (log: string) => `${FOLLOW_CLOSED_LUA}${log}
 local n = tonumber(ARGV[1])
 -- In slices: unpack is bounded by Lua's C stack (about 8000 values).
-for i = 2, n + 1, 2000 do redis.call('HSET', KEYS[3], unpack(ARGV, i, math.min(i + 1999, n + 1))) end
-local v = redis.call('INCR', KEYS[4])
-append_hist(KEYS[2], KEYS[5], n + 3, tonumber(ARGV[n + 2]) / 3)
-follow_closed(3)
+for i = 2, n + 1, 2000 do redis.call('HSET', KEYS[4], unpack(ARGV, i, math.min(i + 1999, n + 1))) end
+local v = redis.call('INCR', KEYS[5])
+local m = tonumber(ARGV[n + 2])
+append_hist(KEYS[2], KEYS[6], n + 3, m / 3)
+local p = tonumber(ARGV[n + 3 + m])
+if p > 0 and redis.call('EXISTS', KEYS[1]) == 0 then
+  local from = n + 4 + m
+  for i = from, from + p - 1, 2000 do redis.call('HSET', KEYS[3], unpack(ARGV, i, math.min(i + 1999, from + p - 1))) end
+end
+follow_closed(4)
 return v
 `;
 
@@ -107,8 +117,9 @@ follow_closed(4)
 return last or ''
 `;
 
-// KEYS: closed, then every hot key; ARGV: retention ms. Idempotent: a second close (another ingest
-// process, a repeated final state) keeps the first expiry instead of pushing it out.
+// KEYS: closed, lqp, then every hot key (vq first); ARGV: retention ms. Idempotent: a second close
+// (another ingest process, a repeated final state) keeps the first expiry instead of pushing it out.
+// The first close also drops the contest's quotes from the liquidity_hash index.
 const CLOSE_LUA = `
 local at = tonumber(redis.call('GET', KEYS[1]) or '0')
 if at == 0 then
@@ -116,8 +127,10 @@ if at == 0 then
   local retention = tonumber(ARGV[1])
   at = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) + retention
   redis.call('SET', KEYS[1], tostring(at), 'PX', 2 * retention)
+  local hashes = redis.call('HKEYS', KEYS[3])
+  for i = 1, #hashes, 2000 do redis.call('HDEL', KEYS[2], unpack(hashes, i, math.min(i + 1999, #hashes))) end
 end
-for i = 2, #KEYS do redis.call('PEXPIREAT', KEYS[i], at) end
+for i = 3, #KEYS do redis.call('PEXPIREAT', KEYS[i], at) end
 return at
 `;
 
@@ -208,13 +221,33 @@ export class HotState {
    * Ingest: stores the latest quotes of one contest and bumps its version, in one round trip, with
    * the tick-history rows of the changes among them appended to the log in the same step.
    */
-  async writeQuotes(contestId: string, quotes: { liquidity_hash: string }[], hist: readonly HistAppend[] = []): Promise<number> {
+  async writeQuotes(contestId: string, quotes: { liquidity_hash: string; position_hash?: string }[], hist: readonly HistAppend[] = []): Promise<number> {
     const args: string[] = [];
-    for (const q of quotes) args.push(q.liquidity_hash, JSON.stringify(q));
+    const index: string[] = [];
+    for (const q of quotes) {
+      args.push(q.liquidity_hash, JSON.stringify(q));
+      if (q.position_hash !== undefined) index.push(q.liquidity_hash, q.position_hash);
+    }
     const h = histArgs(hist);
     return Number(
-      await this.cmd.writeQuotes([this.k('closed', contestId), this.log.hist, this.k('vq', contestId), this.k('vqv', contestId), this.log.outliers(contestId)], [args.length, ...args, h.length, ...h]),
+      await this.cmd.writeQuotes(
+        [this.k('closed', contestId), this.log.hist, this.positionIndexKey, this.k('vq', contestId), this.k('vqv', contestId), this.log.outliers(contestId)],
+        [args.length, ...args, h.length, ...h, index.length, ...index],
+      ),
     );
+  }
+
+  private get positionIndexKey(): string {
+    return this.ks.k('lqp');
+  }
+
+  /**
+   * The position a liquidity_hash quotes, as ingest last stored it; null when no open contest has a
+   * quote under that hash. (liquidity_hash is opaque: this index is the only way from one to its
+   * position.)
+   */
+  positionOfLiquidityHash(liquidityHash: string): Promise<string | null> {
+    return this.redis.hget(this.positionIndexKey, liquidityHash);
   }
 
   /** Compute: every venue quote of a contest, the version they make up, and the previous snapshot. */
@@ -304,7 +337,7 @@ export class HotState {
    * expiry instant (Redis time, ms); closing again keeps the first one.
    */
   async closeContest(contestId: string): Promise<number> {
-    const keys = [this.k('closed', contestId), ...HOT_KINDS.map((kind) => this.k(kind, contestId))];
+    const keys = [this.k('closed', contestId), this.positionIndexKey, ...HOT_KINDS.map((kind) => this.k(kind, contestId))];
     return Number(await this.cmd.closeContest(keys, [this.closedRetentionMs]));
   }
 

@@ -103,6 +103,31 @@ describe('hot state of a closed contest', () => {
   });
 });
 
+describe('the liquidity_hash → position index', () => {
+  it('is written with the quotes, dropped when the contest closes, and not brought back by a late quote', async () => {
+    const hot = new HotState(s.rt.redis, s.rt.ks, { closedRetentionMs: RETENTION_MS });
+    const [open, closing] = ['ct_idx_open', 'ct_idx_closing'];
+    await hot.writeQuotes(open, [{ liquidity_hash: 'sim_exchange:o1', position_hash: `${open}:ml:home:0:p:ft` }]);
+    await hot.writeQuotes(closing, [
+      { liquidity_hash: 'sim_exchange:c1', position_hash: `${closing}:ml:home:0:p:ft` },
+      { liquidity_hash: 'sim_book01:c2', position_hash: `${closing}:ml:away:0:q:ft` },
+      // A quote written without its position (as some callers do) is stored but not indexed.
+      { liquidity_hash: 'sim_book01:c3' },
+    ]);
+    expect(await hot.positionOfLiquidityHash('sim_exchange:c1')).toBe(`${closing}:ml:home:0:p:ft`);
+    expect(await hot.positionOfLiquidityHash('sim_book01:c2')).toBe(`${closing}:ml:away:0:q:ft`);
+    expect(await hot.positionOfLiquidityHash('sim_book01:c3')).toBeNull();
+    await hot.closeContest(closing);
+    expect(await hot.positionOfLiquidityHash('sim_exchange:c1')).toBeNull();
+    expect(await hot.positionOfLiquidityHash('sim_book01:c2')).toBeNull();
+    await hot.writeQuotes(closing, [{ liquidity_hash: 'sim_exchange:c1', position_hash: `${closing}:ml:home:0:p:ft` }]);
+    expect(await hot.positionOfLiquidityHash('sim_exchange:c1')).toBeNull();
+    // The index itself never expires with a contest: the open contest's entry stays.
+    expect(await hot.positionOfLiquidityHash('sim_exchange:o1')).toBe(`${open}:ml:home:0:p:ft`);
+    expect(await s.rt.redis.pttl(s.rt.ks.k('lqp'))).toBe(-1);
+  });
+});
+
 describe("the compute worker's contest facts", () => {
   it('are bounded by contest count and dropped once a contest stops being computed (as a closed one does)', async () => {
     const catalog = buildSimCatalog(7, NOW);

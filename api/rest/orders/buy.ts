@@ -1,0 +1,151 @@
+/**
+ * POST /flow/v1/auth/orders/buy (spec "Orders: place"; docs/orders.md "Buy"). The whole buy is one
+ * PostgreSQL transaction with its Idempotency-Key record: the orders, their ledger entries and
+ * their events commit together or not at all, and the same key and body replay the first answer
+ * byte for byte. Request-level refusals (400, 404, 409) write nothing, so a corrected request may
+ * reuse the key.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Currency } from '../../../src/domain/account.js';
+import { envelope } from '../../../src/domain/envelope.js';
+import type { ResolvedLeg } from '../../../src/domain/orders.js';
+import { currencyOfMode, sequenceLegs, type BuyResponse } from '../../../src/domain/router-orders.js';
+import { ApiError, badRequest } from '../../../src/errors.js';
+import { lockAccount } from '../../../src/store/pg/accounts.js';
+import { canonicalFingerprint, runIdempotent } from '../../../src/store/pg/idempotency.js';
+import { getOpportunity, modelRefusesOrders } from '../../../src/store/pg/opportunities.js';
+import type { PoolClient } from '../../../src/store/pg/pool.js';
+import { HotState } from '../../../src/store/redis/hot.js';
+import type { AppContext } from '../context.js';
+import { ACCOUNT_WRITE, actingAccount, idempotencyKey } from '../account/acting.js';
+import { modelError, modelNotFound } from '../account/models.js';
+import { opportunityNotFound } from '../account/opportunities.js';
+import { writeErrors } from '../account/shapes.js';
+import { Ok } from '../openapi/responses.js';
+import { sendRecorded } from '../reply.js';
+import { BUY_REQUEST_CODES, BuyBody, resolvedLegs, type BuyBodyT } from './body.js';
+import { BuyRun } from './execution.js';
+import { BuyResponse as BuyResponseShape } from './shapes.js';
+
+export const BUY_OPERATION = 'orders.buy';
+
+/** Rule 1 for practice legs: the internal book takes market orders only. */
+function refuseLimitOnPaper(legs: readonly ResolvedLeg[]): void {
+  const leg = legs.find((l) => l.mode === 'paper' && l.order_type === 'limit');
+  if (leg) {
+    throw badRequest('unsupported_order_type', `orders[${leg.index}]: a practice (paper) leg fills at once on the internal book and cannot rest; send order_type market`, {
+      parameter: `orders[${leg.index}].order_type`,
+      index: leg.index,
+      supported_order_types: ['market'],
+    });
+  }
+}
+
+/**
+ * The request's one currency: an opportunity holds orders of one currency (spec: currency_mismatch
+ * for a real order into a practice opportunity or the reverse), and a buy files every order under
+ * one opportunity, so a buy mixing paper and real legs is refused. null when no leg names a mode.
+ */
+function requestCurrency(legs: readonly ResolvedLeg[]): Currency | null {
+  const currencies = new Set(legs.flatMap((l) => (l.mode === null ? [] : [currencyOfMode(l.mode)])));
+  if (currencies.size > 1) {
+    throw badRequest('currency_mismatch', 'a buy files all its orders under one opportunity, which holds one currency: send paper (ATLAS) and real (USD) legs in separate requests', {
+      parameter: 'orders',
+    });
+  }
+  return [...currencies][0] ?? null;
+}
+
+/**
+ * Rule 8, before anything else (no price looked up, no balance moved): the model must be the
+ * account's (404 model_not_found) and active (409 model_archived); a joined opportunity must be the
+ * account's (404 opportunity_not_found), of the request's currency (400 currency_mismatch) and of
+ * the request's model (400 model_mismatch). A request naming no model files its orders under the
+ * joined opportunity's model. The model row stays share-locked for the transaction.
+ */
+async function orderTargets(client: PoolClient, account: string, body: BuyBodyT, currency: Currency | null): Promise<{ modelId: string | null; opportunityId: string | null }> {
+  let modelId = body.model_id ?? null;
+  let refusal = modelId === null ? null : await modelRefusesOrders(client, account, modelId);
+  if (refusal === 'model_not_found') throw modelNotFound(modelId!);
+  let opportunityId: string | null = null;
+  if (body.opportunity_id !== undefined) {
+    const opportunity = await getOpportunity(client, account, body.opportunity_id);
+    if (!opportunity) throw opportunityNotFound(body.opportunity_id);
+    if (currency !== null && opportunity.currency !== currency) {
+      throw new ApiError(400, 'currency_mismatch', `opportunity ${JSON.stringify(opportunity.opportunity_id)} holds ${opportunity.currency} orders; these legs are ${currency}`, {
+        opportunity_id: opportunity.opportunity_id,
+        opportunity_currency: opportunity.currency,
+        currency,
+      });
+    }
+    if (modelId !== null && opportunity.model_id !== modelId) {
+      throw new ApiError(400, 'model_mismatch', `opportunity ${JSON.stringify(opportunity.opportunity_id)} belongs to ${opportunity.model_id === null ? 'no model' : `model ${JSON.stringify(opportunity.model_id)}`}, not ${JSON.stringify(modelId)}`, {
+        opportunity_id: opportunity.opportunity_id,
+        opportunity_model_id: opportunity.model_id,
+        model_id: modelId,
+      });
+    }
+    if (modelId === null && opportunity.model_id !== null) {
+      modelId = opportunity.model_id;
+      refusal = await modelRefusesOrders(client, account, modelId);
+    }
+    opportunityId = opportunity.opportunity_id;
+  }
+  if (refusal !== null) throw modelError(refusal, { model_id: modelId ?? undefined });
+  return { modelId, opportunityId };
+}
+
+export function buyRoutes(app: FastifyInstance, ctx: AppContext): void {
+  const hot = new HotState(ctx.redis, ctx.ks);
+
+  app.post<{ Body: BuyBodyT }>(
+    '/flow/v1/auth/orders/buy',
+    {
+      schema: {
+        body: BuyBody,
+        tags: ['orders'],
+        summary: 'Place a buy of one or more legs; Idempotency-Key required',
+        description:
+          'Practice legs (mode paper) fill on the internal book at the best live price across real venues and debit the practice wallet. Real-money legs are not executed by this build: each comes back rejected (docs/orders.md).',
+        operationId: 'buyOrders',
+        response: {
+          200: Ok(BuyResponseShape, 'One result per leg, in request order (a replay of the same key answers the first response)'),
+          ...writeErrors({
+            400: [...BUY_REQUEST_CODES, 'currency_mismatch', 'model_mismatch'],
+            404: ['model_not_found', 'opportunity_not_found', 'not_found'],
+            409: ['model_archived'],
+          }),
+        },
+      },
+      config: ACCOUNT_WRITE,
+    },
+    async (req: FastifyRequest<{ Body: BuyBodyT }>, reply: FastifyReply) => {
+      const key = idempotencyKey(req);
+      const legs = resolvedLegs(req.body, req.principal);
+      refuseLimitOnPaper(legs);
+      const currency = requestCurrency(legs);
+      const account = await actingAccount(req, ctx.pool);
+      const atMs = ctx.clock.now();
+      const at = new Date(atMs).toISOString();
+      const body = req.body;
+      const { response } = await runIdempotent(ctx.pool, { routerAccountId: account, key, operation: BUY_OPERATION, fingerprint: canonicalFingerprint(body) }, async (client) => {
+        // The account first, then the model: the order every writer takes them in (an unarchive
+        // holds the account while it locks the model), so a buy and an unarchive never deadlock.
+        // A buy's legs serialize on the account's wallet anyway.
+        if (!(await lockAccount(client, account))) throw new ApiError(404, 'not_found', 'the acting account does not exist');
+        const targets = await orderTargets(client, account, body, currency);
+        const run = new BuyRun({ client, hot, account, idempotencyKey: key, at, modelId: targets.modelId, joinedOpportunityId: targets.opportunityId, currency }, legs);
+        const { outcomes, haltedAt } = await sequenceLegs(
+          legs,
+          { halt: body.on_leg_failure === 'halt', checkAllFirst: body.check_all_first === true, parallel: body.placement === 'parallel' },
+          { checkAll: (l) => run.checkAll(l), place: (l) => run.place(l) },
+        );
+        const results = [];
+        for (const [i, o] of outcomes.entries()) results.push(await run.result(legs[i]!, o));
+        const data: BuyResponse = { results, halted_at_index: haltedAt, opportunity_id: run.opportunity, model_id: targets.modelId };
+        return { status: 200, body: JSON.stringify(envelope(data, atMs)) };
+      });
+      return sendRecorded(reply, response);
+    },
+  );
+}

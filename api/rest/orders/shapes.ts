@@ -1,0 +1,171 @@
+/** OpenAPI shapes of the order routes (they describe answers; app.ts never serializes with them). */
+import { Type, type Static } from 'typebox';
+import {
+  FILL_STATUSES,
+  LEG_STATUSES,
+  ORDER_RESULTS,
+  ORDER_STATUSES,
+  type BuyResponse as BuyResponseT,
+  type OrderResolution as OrderResolutionT,
+  type RestingOrder as RestingOrderT,
+  type RouterOrder as RouterOrderT,
+  type RouterOrderResult as RouterOrderResultT,
+} from '../../../src/domain/router-orders.js';
+import type { Agrees, Same } from '../openapi/shapes.js';
+
+const closed = { additionalProperties: false } as const;
+const Timestamp = Type.String({ format: 'date-time' });
+const NullableString = (description?: string) => Type.Union([Type.String(), Type.Null()], description ? { description } : {});
+const NullableNumber = (description: string) => Type.Union([Type.Number(), Type.Null()], { description });
+const Currency = Type.Enum(['USD', 'ATLAS'], { description: 'USD real money; ATLAS practice money (never summed with USD)' });
+
+const REJECTED_CODES = [
+  'venue_disabled',
+  'execution_limit_exceeded',
+  'orders_not_supported',
+  'below_min_order',
+  'above_max_order',
+  'unfillable',
+  'price_out_of_band',
+  'above_max_price',
+  'insufficient_size',
+  'insufficient_live_depth',
+  'insufficient_balance',
+  'halted_upstream',
+  'no_live_price_for_paper',
+] as const;
+
+export const RouterOrderResult = Type.Object(
+  {
+    index: Type.Integer({ minimum: 0, description: 'aligned with the request’s orders array' }),
+    status: Type.Enum([...LEG_STATUSES]),
+    sor_decision_id: Type.String({ description: 'execution audit id' }),
+    requested_partner_id: Type.String({ description: 'the venue named (partner_id, or the first segment of liquidity_hash)' }),
+    filled_notional: Type.Number({ description: 'booked; ATLAS on a practice leg' }),
+    filled_shares: Type.Number({ description: 'contracts booked' }),
+    unfilled_notional: Type.Number({ description: 'requested minus booked; 0 on a clean full fill' }),
+    avg_price: Type.Number({ description: 'the fill price; 0 when nothing filled' }),
+    rejected_reason: NullableString('human-readable when not completed'),
+    rejected_code: Type.Union([Type.Enum([...REJECTED_CODES]), Type.Null()], { description: 'null when completed, or when the router could not plan the leg (free-text reason only)' }),
+    venues: Type.Array(
+      Type.Object(
+        {
+          partner_id: Type.String({ description: 'the book the leg was sent to; the internal book on a practice leg' }),
+          success: Type.Boolean(),
+          router_order_id: NullableString(),
+          error: NullableString(),
+        },
+        closed,
+      ),
+      { description: 'the books the leg was sent to; empty for a leg that wrote no order' },
+    ),
+  },
+  { ...closed, $id: 'RouterOrderResult' },
+);
+
+export const BuyResponse = Type.Object(
+  {
+    results: Type.Array(RouterOrderResult),
+    halted_at_index: Type.Union([Type.Integer({ minimum: 0 }), Type.Null()], { description: 'the leg that halted the request under on_leg_failure halt' }),
+    opportunity_id: NullableString('the opportunity the orders joined or opened; null when no leg wrote an order'),
+    model_id: NullableString('the model the orders are filed under (the request’s, or the joined opportunity’s)'),
+  },
+  { ...closed, $id: 'BuyResponse' },
+);
+
+export const RouterOrder = Type.Object(
+  {
+    router_order_id: Type.String(),
+    title: Type.String(),
+    partner_id: Type.String({ description: 'the book filled on: the internal book (practice) for a paper order' }),
+    partner_name: Type.String(),
+    partner: Type.Object({ partner_id: Type.String(), partner_name: Type.String(), internal_book: Type.Boolean(), logo_url: Type.String() }, closed),
+    logo_url: Type.String(),
+    requested_partner_id: Type.String({ description: 'the venue the leg named' }),
+    amount: Type.Number({ description: 'the order’s notional: booked plus unfilled' }),
+    price: Type.Number({ description: 'average fill price; the limit while nothing has filled' }),
+    currency: Currency,
+    mode: Type.Enum(['real', 'paper']),
+    order_type: Type.Enum(['market', 'limit']),
+    fee: Type.Number({ description: 'realized venue fee (0 on the internal book)' }),
+    amount_with_fee: Type.Number(),
+    model_id: NullableString(),
+    model_name: NullableString(),
+    opportunity_id: NullableString(),
+    contest_id: Type.String(),
+    position_hash: Type.String(),
+    liquidity_hash: NullableString('the liquidity_hash the leg named, if it named one'),
+    max_price: Type.Number(),
+    avg_price: NullableNumber('null while nothing has filled'),
+    filled_notional: Type.Number(),
+    filled_shares: Type.Number(),
+    unfilled_notional: Type.Number(),
+    leg_status: Type.Enum([...LEG_STATUSES], { description: 'the leg status the buy answered' }),
+    status: Type.Enum([...ORDER_STATUSES], { description: 'pending: fill not confirmed; open: working or awaiting settlement; closed: settled or ended' }),
+    fill_status: Type.Enum([...FILL_STATUSES], { description: 'unfilled, partially_filled, or filled (the whole notional booked)' }),
+    result: Type.Union([Type.Enum([...ORDER_RESULTS]), Type.Null()], { description: 'null until settled' }),
+    winnings: NullableNumber('null until settled'),
+    net_winnings: NullableNumber('null until settled'),
+    settled_at: Type.Union([Timestamp, Type.Null()]),
+    cancelled_at: Type.Union([Timestamp, Type.Null()]),
+    created_at: Timestamp,
+    updated_at: Timestamp,
+  },
+  { ...closed, $id: 'RouterOrder' },
+);
+
+export const RestingOrder = Type.Object(
+  {
+    router_order_id: Type.String(),
+    title: Type.String(),
+    partner_id: Type.String(),
+    partner_name: Type.String(),
+    amount: Type.Number(),
+    price: Type.Number({ description: 'the limit the order rests at' }),
+    fill_status: Type.Enum(['unfilled', 'partially_filled']),
+    currency: Currency,
+    contest_id: Type.String(),
+    position_hash: Type.String(),
+    filled_notional: Type.Number(),
+    unfilled_notional: Type.Number(),
+    created_at: Timestamp,
+  },
+  { ...closed, $id: 'RestingOrder' },
+);
+
+export const RestingOrders = Type.Object({ orders: Type.Array(RestingOrder) }, { ...closed, $id: 'RestingOrders' });
+
+export const OrderResolution = Type.Object(
+  {
+    router_order_id: Type.String(),
+    contest_id: Type.String(),
+    position_hash: Type.String(),
+    title: Type.String(),
+    currency: Currency,
+    status: Type.Enum([...ORDER_STATUSES]),
+    resolved: Type.Boolean({ description: 'the outcome is final: settled, or closed with nothing booked' }),
+    result: Type.Union([Type.Enum([...ORDER_RESULTS]), Type.Null()], { description: 'null until settled' }),
+    amount: Type.Number({ description: 'the booked stake the result applies to' }),
+    winnings: NullableNumber('null until settled'),
+    net_winnings: NullableNumber('null until settled'),
+    settled_at: Type.Union([Timestamp, Type.Null()]),
+  },
+  { ...closed, $id: 'OrderResolution' },
+);
+
+export const CancelResult = Type.Object(
+  {
+    router_order_id: Type.String(),
+    status: Type.Literal('cancelled'),
+    unfilled_notional: Type.Number({ description: 'the remainder that will now never fill' }),
+  },
+  { ...closed, $id: 'CancelResult' },
+);
+
+export type OrderShapesAgreeWithTheDomain = [
+  Agrees<Same<Static<typeof RouterOrderResult>, RouterOrderResultT>>,
+  Agrees<Same<Static<typeof BuyResponse>, BuyResponseT>>,
+  Agrees<Same<Static<typeof RouterOrder>, RouterOrderT>>,
+  Agrees<Same<Static<typeof RestingOrder>, RestingOrderT>>,
+  Agrees<Same<Static<typeof OrderResolution>, OrderResolutionT>>,
+];

@@ -1,0 +1,286 @@
+/**
+ * Orders as the router answers and keeps them (spec "Router order result", "router_order",
+ * "States and transitions") and the order in which a buy's legs run (spec "Orders: place" rules
+ * 2-5). Shapes and rules only, no I/O: the buy route supplies the checks and the placement.
+ */
+import type { Currency } from './account.js';
+import type { OrderMode, OrderType, ResolvedLeg } from './orders.js';
+
+/** A leg's status in the buy response: completed, failed, rejected are terminal. */
+export const LEG_STATUSES = ['completed', 'resting', 'pending', 'failed', 'rejected'] as const;
+export type LegStatus = (typeof LEG_STATUSES)[number];
+
+/** An order's status (the GET orders filter). */
+export const ORDER_STATUSES = ['pending', 'open', 'closed'] as const;
+export type OrderStatus = (typeof ORDER_STATUSES)[number];
+
+/** unfilled and partially_filled are the spec's; `filled` (extension) is an order whose whole notional booked. */
+export const FILL_STATUSES = ['unfilled', 'partially_filled', 'filled'] as const;
+export type FillStatus = (typeof FILL_STATUSES)[number];
+
+export const ORDER_RESULTS = ['win', 'lose', 'push', 'cancelled'] as const;
+export type OrderResult = (typeof ORDER_RESULTS)[number];
+
+/** The per-leg codes of a 200 buy response (spec "Errors"). */
+export type RejectedCode =
+  | 'venue_disabled'
+  | 'execution_limit_exceeded'
+  | 'orders_not_supported'
+  | 'below_min_order'
+  | 'above_max_order'
+  | 'unfillable'
+  | 'price_out_of_band'
+  | 'above_max_price'
+  | 'insufficient_size'
+  | 'insufficient_live_depth'
+  | 'insufficient_balance'
+  | 'halted_upstream'
+  | 'no_live_price_for_paper';
+
+/** The currency a leg's mode books in: paper is practice money, filled on the internal book. */
+export const currencyOfMode = (mode: OrderMode): Currency => (mode === 'paper' ? 'ATLAS' : 'USD');
+
+/** Why a leg did not complete: its terminal status, the spec's code when one applies, and the text. */
+export interface LegFailure {
+  status: 'failed' | 'rejected';
+  code: RejectedCode | null;
+  reason: string;
+}
+
+/** What placing a leg did: an order written (any status), or a failure before any book saw it. */
+export type LegOutcome<O> = { placed: O; status: LegStatus } | { failure: LegFailure };
+
+export const HALTED_UPSTREAM: LegFailure = {
+  status: 'rejected',
+  code: 'halted_upstream',
+  reason: 'not placed: an earlier leg failed or was rejected and on_leg_failure is halt',
+};
+
+/** Real-money legs are not executed by this build: the router cannot plan them (status rejected, no code). */
+export const REAL_MONEY_UNAVAILABLE: LegFailure = {
+  status: 'rejected',
+  code: null,
+  reason: 'real-money execution is not available in this build yet; nothing was sent to the venue (practice legs, mode paper, are)',
+};
+
+export interface SequenceOptions {
+  halt: boolean;
+  checkAllFirst: boolean;
+  parallel: boolean;
+}
+
+export interface SequenceSteps<O> {
+  /**
+   * check_all_first: every leg's pre-placement checks at once (they may depend on each other, as
+   * affordability summed over the batch does). One entry per leg: its failure, or null.
+   */
+  checkAll(legs: readonly ResolvedLeg[]): Promise<(LegFailure | null)[]>;
+  /** Places one leg (running its own checks again: state may have moved since the pre-check). */
+  place(leg: ResolvedLeg): Promise<LegOutcome<O>>;
+}
+
+/** Whether a leg's outcome halts the legs after it (rule 3: failed or rejected; resting and pending do not). */
+const halts = (o: LegOutcome<unknown>): boolean => 'failure' in o;
+
+/**
+ * Runs a buy's legs (spec rules 2-5) and returns one outcome per leg, in request order, and the
+ * index that halted the request (or null).
+ *
+ * - One at a time in array order (rule 2); with halt, the first failed or rejected leg stops the
+ *   rest, which come back rejected halted_upstream (rule 3). Placed legs stay placed.
+ * - check_all_first: the pre-checks run first for every leg. Alone, failing legs are skipped and the
+ *   others placed (rule 4). With halt, any failure means zero exposure: nothing is placed, every
+ *   failing leg reports its own failure, the others halted_upstream, halted_at_index the first
+ *   failing leg.
+ * - placement parallel: legs are dispatched together, so one leg's placement failure cannot stop
+ *   another (only the pre-checks can halt). `place` is still called in array order: legs that share
+ *   account state serialize (rule 5), and every leg of this build does (one wallet, one transaction).
+ */
+export async function sequenceLegs<O>(legs: readonly ResolvedLeg[], opts: SequenceOptions, steps: SequenceSteps<O>): Promise<{ outcomes: LegOutcome<O>[]; haltedAt: number | null }> {
+  const outcomes = new Array<LegOutcome<O>>(legs.length);
+  let haltedAt: number | null = null;
+  let toPlace = legs.map((_, i) => i);
+  if (opts.checkAllFirst) {
+    const failures = await steps.checkAll(legs);
+    failures.forEach((f, i) => {
+      if (f) outcomes[i] = { failure: f };
+    });
+    toPlace = toPlace.filter((i) => !failures[i]);
+    const first = failures.findIndex((f) => f !== null);
+    if (opts.halt && first >= 0) {
+      for (const i of toPlace) outcomes[i] = { failure: HALTED_UPSTREAM };
+      return { outcomes, haltedAt: first };
+    }
+  }
+  for (const i of toPlace) {
+    if (haltedAt !== null) {
+      outcomes[i] = { failure: HALTED_UPSTREAM };
+      continue;
+    }
+    const o = await steps.place(legs[i]!);
+    outcomes[i] = o;
+    if (opts.halt && !opts.parallel && halts(o)) haltedAt = i;
+  }
+  return { outcomes, haltedAt };
+}
+
+// ---- what the API shows ------------------------------------------------------------------------
+
+export interface RouterOrderVenue {
+  /** The book the leg was sent to; on a practice leg the internal book. */
+  partner_id: string;
+  success: boolean;
+  router_order_id: string | null;
+  error: string | null;
+}
+
+/** One leg of a buy's response (spec "Router order result"). */
+export interface RouterOrderResult {
+  index: number;
+  status: LegStatus;
+  sor_decision_id: string;
+  requested_partner_id: string;
+  filled_notional: number;
+  filled_shares: number;
+  unfilled_notional: number;
+  avg_price: number;
+  rejected_reason: string | null;
+  rejected_code: RejectedCode | null;
+  venues: RouterOrderVenue[];
+}
+
+export interface BuyResponse {
+  results: RouterOrderResult[];
+  halted_at_index: number | null;
+  /** null when no leg wrote an order. */
+  opportunity_id: string | null;
+  model_id: string | null;
+}
+
+export interface OrderPartner {
+  partner_id: string;
+  partner_name: string;
+  internal_book: boolean;
+  logo_url: string;
+}
+
+/** An order as the reads show it (spec "router_order": the named fields, and what a client needs beside them). */
+export interface RouterOrder {
+  router_order_id: string;
+  title: string;
+  partner_id: string;
+  partner_name: string;
+  partner: OrderPartner;
+  logo_url: string;
+  requested_partner_id: string;
+  /** The order's notional: booked plus unfilled. */
+  amount: number;
+  /** The average fill price; the limit (max_price) while nothing has filled. */
+  price: number;
+  currency: Currency;
+  mode: OrderMode;
+  order_type: OrderType;
+  fee: number;
+  amount_with_fee: number;
+  model_id: string | null;
+  model_name: string | null;
+  opportunity_id: string | null;
+  contest_id: string;
+  position_hash: string;
+  liquidity_hash: string | null;
+  max_price: number;
+  /** null while nothing has filled. */
+  avg_price: number | null;
+  filled_notional: number;
+  filled_shares: number;
+  unfilled_notional: number;
+  leg_status: LegStatus;
+  status: OrderStatus;
+  fill_status: FillStatus;
+  result: OrderResult | null;
+  winnings: number | null;
+  net_winnings: number | null;
+  settled_at: string | null;
+  cancelled_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/** GET orders/resting/me entry (spec "Resting order entry"). */
+export interface RestingOrder {
+  router_order_id: string;
+  title: string;
+  partner_id: string;
+  partner_name: string;
+  amount: number;
+  price: number;
+  fill_status: 'unfilled' | 'partially_filled';
+  currency: Currency;
+  contest_id: string;
+  position_hash: string;
+  filled_notional: number;
+  unfilled_notional: number;
+  created_at: string;
+}
+
+/** GET orders/:router_order_id/resolution (operator interface path; shape decided here). */
+export interface OrderResolution {
+  router_order_id: string;
+  contest_id: string;
+  position_hash: string;
+  title: string;
+  currency: Currency;
+  status: OrderStatus;
+  /** Whether the order's outcome is final: settled, or closed with nothing booked. */
+  resolved: boolean;
+  result: OrderResult | null;
+  /** The stake the result applies to (the booked notional). */
+  amount: number;
+  winnings: number | null;
+  net_winnings: number | null;
+  settled_at: string | null;
+}
+
+/** The orders channel's event (spec "Events"). */
+export interface OrderUpdateEvent {
+  type: 'order.update';
+  router_order_id: string;
+  partner_id: string;
+  status: OrderStatus;
+  fill_status: FillStatus;
+  filled_amt: number;
+  unfilled_amt: number;
+  avg_price: number;
+  timestamp: string;
+}
+
+/** How an order resolved (or that it has not yet). */
+export function resolutionOf(o: RouterOrder): OrderResolution {
+  return {
+    router_order_id: o.router_order_id,
+    contest_id: o.contest_id,
+    position_hash: o.position_hash,
+    title: o.title,
+    currency: o.currency,
+    status: o.status,
+    resolved: o.settled_at !== null || (o.status === 'closed' && o.filled_notional === 0),
+    result: o.result,
+    amount: o.filled_notional,
+    winnings: o.winnings,
+    net_winnings: o.net_winnings,
+    settled_at: o.settled_at,
+  };
+}
+
+/** The orders channel's event for an order as it stands now. */
+export const orderUpdateEvent = (o: RouterOrder, timestamp: string): OrderUpdateEvent => ({
+  type: 'order.update',
+  router_order_id: o.router_order_id,
+  partner_id: o.partner_id,
+  status: o.status,
+  fill_status: o.fill_status,
+  filled_amt: o.filled_notional,
+  unfilled_amt: o.unfilled_notional,
+  avg_price: o.avg_price ?? 0,
+  timestamp,
+});
