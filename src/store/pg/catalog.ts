@@ -240,3 +240,21 @@ export async function routingMaps(pool: Pool): Promise<{ leagueOf: Map<string, s
   ]);
   return { leagueOf: new Map(c.rows.map((r) => [r.id, r.league_id])), marketOf: new Map(p.rows.map((r) => [r.position_hash, r.market_id])) };
 }
+
+/** The catalog's positions among `hashes`: their contest and whether it is open (takes orders). */
+export async function positionStates(pool: Pool, hashes: readonly string[]): Promise<Map<string, { contest_id: string; open: boolean }>> {
+  if (hashes.length === 0) return new Map();
+  const { rows } = await pool.query<{ position_hash: string; contest_id: string; open: boolean }>(
+    `SELECT p.position_hash, p.contest_id, c.status = 'open' AS open
+       FROM positions p JOIN contests c ON c.id = p.contest_id
+      WHERE p.position_hash = ANY($1::text[])`,
+    [hashes],
+  );
+  return new Map(rows.map((r) => [r.position_hash, { contest_id: r.contest_id, open: r.open }]));
+}
+
+/** Ids of the open contests (where a liquidity_hash's quote can be). */
+export async function openContestIds(pool: Pool): Promise<string[]> {
+  const { rows } = await pool.query<{ id: string }>("SELECT id FROM contests WHERE status = 'open'");
+  return rows.map((r) => r.id);
+}
