@@ -6,12 +6,14 @@
  *
  * The balance refresh needs the venue adapters: in a process without the ingest role the api
  * serves no POST partners/balance/update and the scheduler has nothing to read (docs/balances.md,
- * "Deployment").
+ * "Deployment"). Preflight's live book checks need them too; without them it answers from the
+ * cached books and says so (verified false, docs/orders.md).
  */
 import { balanceRefreshRoutes } from '../../api/rest/account/partners.js';
 import type { RoutePlugin } from '../../api/rest/app.js';
 import { historyRoutes } from '../../api/rest/history/routes.js';
 import { liquidityRoutes } from '../../api/rest/liquidity/routes.js';
+import { preflightRoutes } from '../../api/rest/orders/index.js';
 import { simRoutes } from '../../api/rest/sim/routes.js';
 import type { Role } from '../../src/config.js';
 import { HotState } from '../../src/store/redis/hot.js';
@@ -54,7 +56,9 @@ export async function startRoles(rt: Runtime, roles: readonly Role[], opts: { in
     // The api role also runs the account-event relay (PostgreSQL outbox → event log; cli/roles/api.ts).
     const refresher = out.ingest ? balanceRefresher(rt, out.ingest.adapters) : null;
     if (has('api')) {
-      const plugins: RoutePlugin[] = [liquidityRoutes(new HotState(rt.redis, rt.ks)), historyRoutes];
+      // Order routes in every api; preflight's live checks (verify_liquidity) read books through the
+      // ingest role's adapters when this process runs it.
+      const plugins: RoutePlugin[] = [liquidityRoutes(new HotState(rt.redis, rt.ks)), historyRoutes, preflightRoutes({ adapters: out.ingest?.adapters ?? null })];
       if (out.ingest?.sim) plugins.push(simRoutes(out.ingest.sim));
       if (refresher) plugins.push(balanceRefreshRoutes(refresher));
       const api = await startApi(rt, plugins);

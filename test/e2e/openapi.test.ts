@@ -156,6 +156,28 @@ describe('every operation, with data present, answers as the document says', () 
   });
 });
 
+describe('orders', () => {
+  it('preflight checks a buy without placing it', async () => {
+    // The simulator control test connected sim_exchange with USD 250; the liquidity test set its book at 0.47.
+    const orders = [
+      { mode: 'real', position_hash: line.over.position_hash, partner_id: 'sim_exchange', amount: 10, max_price: 0.5 },
+      { mode: 'paper', position_hash: line.over.position_hash, partner_id: 'sim_exchange', amount: 10, max_price: 0.5 },
+      { mode: 'real', position_hash: line.over.position_hash, partner_id: 'sim_quotes', amount: 10, max_price: 0.5 },
+    ];
+    const r = await call('/flow/v1/auth/orders/preflight', { method: 'POST', body: { orders, verify_liquidity: true } });
+    expect(r.status).toBe(200);
+    expect(r.body.data.results.map((x: any) => [x.accepted, x.rejected_code])).toEqual([
+      [true, null],
+      [true, null],
+      [false, 'orders_not_supported'],
+    ]);
+    expect(r.body.data.results[0]).toMatchObject({ currency: 'USD', normalized: { price_format: 'cents', contracts: 21 }, total_allocated: 9.87 });
+    expect(r.body.data.results[1]).toMatchObject({ currency: 'ATLAS', venues: [{ partner_id: 'practice' }] });
+    const halted = await call('/flow/v1/auth/orders/preflight', { method: 'POST', body: { orders: [orders[2], orders[0]], on_leg_failure: 'halt' } });
+    expect(halted.body.data).toMatchObject({ halted_at_index: 0, results: [{ rejected_code: 'orders_not_supported' }, { rejected_code: 'halted_upstream' }] });
+  });
+});
+
 describe('the account records: models and opportunities', () => {
   it('create, read, list, change, archive and unarchive a model; list and read an opportunity', async () => {
     const created = await call('/flow/v1/auth/models', { method: 'POST', body: { model_name: 'e2e model', model_description: 'contract check' }, headers: { 'idempotency-key': randomUUID() } });
@@ -264,10 +286,12 @@ describe('every documented error answer a caller can provoke', () => {
   it('404 for an unknown id', async () => {
     for (const { path, method, op } of ops()) {
       if (!op.responses['404'] || path.startsWith('/sim/')) continue;
-      // Creating a model names no id in its path: its 404 is an unknown league; a buy's, an unknown model; a cancel's, an unknown order.
+      // No id in the path: a model's 404 is an unknown league; a buy's or a preflight's, an unknown model; a cancel's, an unknown order.
+      const leg = { position_hash: line.over.position_hash, partner_id: 'sim_exchange', amount: 1, max_price: 0.5, mode: 'paper' };
       const bodies: Record<string, unknown> = {
         createModel: { model_name: 'm', model_description: '', league_id: 'nope_missing' },
-        buyOrders: { orders: [{ position_hash: line.over.position_hash, partner_id: 'sim_exchange', amount: 1, max_price: 0.5, mode: 'paper' }], model_id: 'nope_missing' },
+        buyOrders: { orders: [leg], model_id: 'nope_missing' },
+        preflightOrders: { orders: [leg], model_id: 'nope_missing' },
         cancelOrder: { router_order_id: 'nope_missing' },
       };
       const body = bodies[op.operationId] ?? (method === 'PATCH' ? {} : undefined);

@@ -1,7 +1,7 @@
 /**
  * The whole REST surface on the real stores, as `flow all` mounts it (cli/flow.ts): catalog, auth,
- * liquidity (hot state in Redis), history (chDB), the simulator control API and the balance refresh
- * (through the simulator's venue adapters), plus a key whose limits a hostile-input test cannot
+ * liquidity (hot state in Redis), history (chDB), the simulator control API, the balance refresh and
+ * the order routes (through the simulator's venue adapters), plus a key whose limits a hostile-input test cannot
  * exhaust. The simulator is a real SimMarket that is never started, so nothing moves unless a test
  * tells it to (market.tick(t) moves its clock, and with it the time of a venue's balance reading).
  */
@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { historyRoutes } from '../../api/rest/history/routes.js';
 import { liquidityRoutes } from '../../api/rest/liquidity/routes.js';
+import { preflightRoutes } from '../../api/rest/orders/index.js';
 import { balanceRefreshRoutes } from '../../api/rest/account/partners.js';
 import { simRoutes } from '../../api/rest/sim/routes.js';
 import { BalanceRefresher } from '../../pipelines/balances/refresher.js';
@@ -55,7 +56,7 @@ export async function startFullStack(extra: RoutePlugin[] = []): Promise<FullSta
     built.refresher = new BalanceRefresher({ pool: ctx.pool, adapters, log: ctx.log, now: () => ctx.clock.now() });
     return balanceRefreshRoutes(built.refresher)(app, ctx);
   };
-  const stack = await startStack({ plugins: [liquidity, historyRoutes, sim, balances, ...extra], clickhouse: ch });
+  const stack = await startStack({ plugins: [liquidity, historyRoutes, sim, balances, preflightRoutes({ adapters }), ...extra], clickhouse: ch });
   const key = await createKey(stack.rt.pool, stack.rt.gate, { plan: 'enterprise', keyType: 'execution', environment: 'test', rateLimitPerMinute: 10_000_000, rateLimitPerDay: 100_000_000 });
   return {
     stack,

@@ -42,6 +42,7 @@ export const TAGS = [
   { name: 'liquidity', description: 'Live prices, depth and game state' },
   { name: 'history', description: 'Price history' },
   { name: 'trades', description: 'Trade prints' },
+  { name: 'orders', description: 'Orders: preflight (check without placing), buy' },
   { name: 'service', description: 'Health, readiness, metrics and this document (no key)' },
   { name: 'simulator', description: 'Operator control of the simulated venues (X-Admin-Token)' },
 ];

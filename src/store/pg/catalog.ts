@@ -241,18 +241,29 @@ export async function routingMaps(pool: Pool): Promise<{ leagueOf: Map<string, s
   return { leagueOf: new Map(c.rows.map((r) => [r.id, r.league_id])), marketOf: new Map(p.rows.map((r) => [r.position_hash, r.market_id])) };
 }
 
-/** Where positions belong and what they are called: position_hash → {contest_id, title}; unknown hashes are absent. */
-export async function positionsByHash(db: Pool | PoolClient, hashes: readonly string[]): Promise<Map<string, { contest_id: string; title: string }>> {
+/**
+ * The catalog's positions among `hashes`: their contest, title, and whether the contest is open
+ * (takes orders). Unknown hashes are absent.
+ */
+export async function positionsByHash(db: Pool | PoolClient, hashes: readonly string[]): Promise<Map<string, { contest_id: string; title: string; open: boolean }>> {
   if (hashes.length === 0) return new Map();
-  const { rows } = await db.query<{ position_hash: string; contest_id: string; title: string }>(
-    "SELECT position_hash, contest_id, definition->>'title' AS title FROM positions WHERE position_hash = ANY($1::text[])",
+  const { rows } = await db.query<{ position_hash: string; contest_id: string; title: string; open: boolean }>(
+    `SELECT p.position_hash, p.contest_id, p.definition->>'title' AS title, c.status = 'open' AS open
+       FROM positions p JOIN contests c ON c.id = p.contest_id
+      WHERE p.position_hash = ANY($1::text[])`,
     [hashes],
   );
-  return new Map(rows.map((r) => [r.position_hash, { contest_id: r.contest_id, title: r.title }]));
+  return new Map(rows.map((r) => [r.position_hash, { contest_id: r.contest_id, title: r.title, open: r.open }]));
 }
 
 /** The venues that are internal books (the practice book): never a source of a live price. */
 export async function internalBookPartners(db: Pool | PoolClient): Promise<Set<string>> {
   const { rows } = await db.query<{ partner_id: string }>('SELECT partner_id FROM partners WHERE internal_book');
   return new Set(rows.map((r) => r.partner_id));
+}
+
+/** Ids of the open contests (where a liquidity_hash's quote can be). */
+export async function openContestIds(pool: Pool): Promise<string[]> {
+  const { rows } = await pool.query<{ id: string }>("SELECT id FROM contests WHERE status = 'open'");
+  return rows.map((r) => r.id);
 }

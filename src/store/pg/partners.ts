@@ -98,6 +98,31 @@ export async function venueConnections(db: Queryable, routerAccountId: string, n
   };
 }
 
+/** An account's connection to a venue as the order checks read it: access, and its money as exact text. */
+export interface VenueAccessRow {
+  partner_id: string;
+  status: string;
+  credential_status: CredentialStatus;
+  /** The expected balance (snapshot net of what moved since), exact; null without a figure (no snapshot, or a venue that reports none). */
+  expected_balance: string | null;
+  /** The snapshot is older than the refresh SLA (never true with a null figure). */
+  is_stale: boolean;
+}
+
+/** The account's connections to `partnerIds`, with their expected balances as of `nowMs`; read only. */
+export async function venueAccess(db: Queryable, routerAccountId: string, partnerIds: readonly string[], nowMs: number): Promise<VenueAccessRow[]> {
+  if (partnerIds.length === 0) return [];
+  const { rows } = await db.query<VenueAccessRow>(
+    `SELECT ap.partner_id, ap.status, ap.credential_status,
+            CASE WHEN ap.balance_source IS NULL OR ap.balance IS NULL THEN NULL ELSE (ap.balance + ${sinceSnapshot('ap')})::text END AS expected_balance,
+            (ap.balance_source IS NOT NULL AND ap.balance IS NOT NULL AND ap.balance_as_of < $3::timestamptz) AS is_stale
+       FROM account_partners ap
+      WHERE ap.router_account_id = $1 AND ap.partner_id = ANY($2::text[])`,
+    [routerAccountId, partnerIds, new Date(nowMs - BALANCE_STALE_AFTER_MS).toISOString()],
+  );
+  return rows;
+}
+
 /**
  * The practice wallet as a connection of every account: its balance is the practice ledger (exact,
  * never stale, nothing pending: an ATLAS order moves the ledger itself).

@@ -53,6 +53,15 @@ export async function practiceBalance(db: Queryable, routerAccountId: string): P
   return (await practiceSnapshot(db, routerAccountId)).balance;
 }
 
+/**
+ * The balance as exact decimal text, read only: a wallet not opened yet reads its opening balance
+ * and stays unopened (preflight writes nothing).
+ */
+export async function practiceBalanceReadOnly(db: Queryable, routerAccountId: string): Promise<string> {
+  const { rows } = await db.query<{ balance: string }>('SELECT balance_after::text AS balance FROM practice_ledger WHERE router_account_id = $1 ORDER BY seq DESC LIMIT 1', [routerAccountId]);
+  return rows[0]?.balance ?? PRACTICE_OPENING_BALANCE;
+}
+
 /** The balance (exact decimal text), when it last moved, and its version (the newest entry's seq). */
 export async function practiceSnapshot(db: Queryable, routerAccountId: string): Promise<{ balance: string; as_of: string; seq: number }> {
   await openWallet(db, routerAccountId);

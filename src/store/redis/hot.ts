@@ -326,6 +326,44 @@ export class HotState {
     return this.redis.hget(this.k('depth', contestId), positionHash);
   }
 
+  /**
+   * What an order on a contest is checked against, in one round trip: the contest's liquidity and
+   * the depth of `positionHashes` (null where missing).
+   */
+  async orderView(contestId: string, positionHashes: readonly string[]): Promise<{ liquidity: string | null; depth: (string | null)[] }> {
+    const m = this.redis.multi().get(this.k('liq', contestId));
+    if (positionHashes.length > 0) m.hmget(this.k('depth', contestId), ...positionHashes);
+    const res = (await m.exec()) ?? [];
+    for (const [err] of res) if (err) throw err;
+    return { liquidity: (res[0]?.[1] as string | null) ?? null, depth: positionHashes.length > 0 ? (res[1]?.[1] as (string | null)[]) : [] };
+  }
+
+  /** The stored venue quotes (ingest's, with their fee model and freshness bound) of `liquidityHashes` in a contest; null where missing. */
+  async venueQuotes(contestId: string, liquidityHashes: readonly string[]): Promise<(string | null)[]> {
+    if (liquidityHashes.length === 0) return [];
+    return this.redis.hmget(this.k('vq', contestId), ...liquidityHashes);
+  }
+
+  /**
+   * Finds the stored venue quotes of `liquidityHashes` among the contests `contestIds` (a
+   * liquidity_hash names its venue, not its contest), in one pipelined round trip: hash → its
+   * contest and the stored quote JSON. Hashes found nowhere are absent.
+   */
+  async locateQuotes(contestIds: readonly string[], liquidityHashes: readonly string[]): Promise<Map<string, { contest_id: string; quote: string }>> {
+    const found = new Map<string, { contest_id: string; quote: string }>();
+    if (contestIds.length === 0 || liquidityHashes.length === 0) return found;
+    const p = this.redis.pipeline();
+    for (const c of contestIds) p.hmget(this.k('vq', c), ...liquidityHashes);
+    const res = (await p.exec()) ?? [];
+    res.forEach(([err, vals], i) => {
+      if (err) throw err;
+      (vals as (string | null)[]).forEach((v, j) => {
+        if (v !== null && !found.has(liquidityHashes[j]!)) found.set(liquidityHashes[j]!, { contest_id: contestIds[i]!, quote: v });
+      });
+    });
+    return found;
+  }
+
   /** Stores a contest's game state and appends its events (contest_state.update) in one atomic step. */
   async setContestState(contestId: string, stateJson: string, events: readonly LogAppend[] = []): Promise<void> {
     const ev = eventArgs(events);

@@ -11,6 +11,7 @@ import { Type } from 'typebox';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { historyRoutes } from '../../../api/rest/history/routes.js';
 import { liquidityRoutes } from '../../../api/rest/liquidity/routes.js';
+import { preflightRoutes } from '../../../api/rest/orders/index.js';
 import { simRoutes } from '../../../api/rest/sim/routes.js';
 import { createKey } from '../../../src/store/pg/keys.js';
 import { HotState } from '../../../src/store/redis/hot.js';
@@ -36,6 +37,7 @@ beforeAll(async () => {
       (app, ctx) => liquidityRoutes(new HotState(ctx.redis, ctx.ks))(app, ctx),
       historyRoutes,
       simRoutes({ market: new SimMarket({ seed: 1, now: Date.now() }), refresh: async () => undefined }),
+      preflightRoutes({ adapters: null }),
       extraField,
     ],
   });

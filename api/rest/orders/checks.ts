@@ -1,0 +1,96 @@
+/**
+ * A request's per-leg checks end to end: read the inputs (src/store/order-inputs.ts), read live
+ * books where verify_liquidity calls for it, check each leg (src/domain/order-checks.ts) and apply
+ * affordability and halt across the request (LegBatch). Preflight answers with the results; the
+ * buy runs the same before placing and places the passing legs' plans.
+ *
+ * Live reads (venue calls) happen only for legs that get that far: not for a leg refused before its
+ * book is looked at, nor for legs a halt skips. With on_leg_failure halt and no check_all_first the
+ * legs go one at a time, so a halted leg's venue is never called; otherwise the reads run at once.
+ */
+import type { Partner } from '../../../src/domain/catalog.js';
+import {
+  evaluateLeg,
+  haltedResult,
+  LegBatch,
+  needsLiveBook,
+  type LegInput,
+  type LegPlan,
+  type LiveBook,
+  type LiveBookReader,
+  type PreflightResult,
+} from '../../../src/domain/order-checks.js';
+import type { OnLegFailure, ResolvedLeg } from '../../../src/domain/orders.js';
+import { loadOrderInputs, type OrderInputs } from '../../../src/store/order-inputs.js';
+import type { Pool } from '../../../src/store/pg/pool.js';
+import type { HotState } from '../../../src/store/redis/hot.js';
+
+export interface LegCheckDeps {
+  pool: Pool;
+  hot: HotState;
+  /** The venues' live books (verify_liquidity); noLiveBooks where no adapter runs. */
+  live: LiveBookReader;
+  now(): number;
+}
+
+export interface LegCheckRequest {
+  routerAccountId: string;
+  legs: readonly ResolvedLeg[];
+  verifyLiquidity: boolean;
+  checkAllFirst: boolean;
+  onLegFailure: OnLegFailure;
+  /** The partner catalog when the caller has read it already. */
+  partners?: readonly Partner[];
+}
+
+export interface LegChecks {
+  /** One per leg, in request order. */
+  results: PreflightResult[];
+  /** The passing legs' orders in exact units (null for a refused or halted leg). */
+  plans: (LegPlan | null)[];
+  halted_at_index: number | null;
+  inputs: OrderInputs;
+}
+
+/** Codes given before a leg's book is looked at: no live read can change them. */
+const BEFORE_THE_BOOK = new Set(['orders_not_supported', 'venue_disabled', 'no_live_price_for_paper']);
+
+export async function runLegChecks(deps: LegCheckDeps, q: LegCheckRequest): Promise<LegChecks> {
+  const inputs = await loadOrderInputs(deps.pool, deps.hot, { routerAccountId: q.routerAccountId, legs: q.legs, nowMs: deps.now(), partners: q.partners });
+  const inputOf = (leg: ResolvedLeg, i: number): LegInput => ({
+    leg,
+    venue: inputs.partners.get(leg.partner_id) ?? null,
+    practice: inputs.practice,
+    access: inputs.access.get(leg.partner_id) ?? null,
+    market: inputs.markets[i]!,
+    verify: q.verifyLiquidity,
+    live: null,
+  });
+  /** The leg checked on the cached book, then on the live one when verify_liquidity calls for it. */
+  const check = async (leg: ResolvedLeg, i: number) => {
+    const input = inputOf(leg, i);
+    const cached = evaluateLeg(input);
+    const r = cached.result;
+    const reachedBook = r.accepted || (r.rejected_code !== null && !BEFORE_THE_BOOK.has(r.rejected_code));
+    if (!q.verifyLiquidity || !reachedBook || !needsLiveBook(leg, input.market)) return cached;
+    const live: LiveBook = { levels: await deps.live.read(leg.partner_id, input.market.position_hash!) };
+    return evaluateLeg({ ...input, live });
+  };
+
+  const batch = new LegBatch(inputs.funds, { halt: q.onLegFailure === 'halt', checkAllFirst: q.checkAllFirst });
+  const results: PreflightResult[] = [];
+  const plans: (LegPlan | null)[] = [];
+  const sequential = q.onLegFailure === 'halt' && !q.checkAllFirst;
+  const upFront = sequential ? null : await Promise.all(q.legs.map((leg, i) => check(leg, i)));
+  for (const [i, leg] of q.legs.entries()) {
+    if (batch.skipping) {
+      results.push(haltedResult(leg, batch.haltedAtIndex!));
+      plans.push(null);
+      continue;
+    }
+    const settled = batch.settle(upFront ? upFront[i]! : await check(leg, i));
+    results.push(settled.result);
+    plans.push(settled.plan);
+  }
+  return { results, plans, halted_at_index: batch.haltedAtIndex, inputs };
+}

@@ -1,0 +1,76 @@
+/**
+ * The request-level checks a buy and a preflight share, after the body's own rules (body.ts) and
+ * before anything looks at a venue's book (spec "Orders: place" rules 1 and 8): each leg's order
+ * type against its venue's supported_order_types (400 unsupported_order_type; a practice leg takes
+ * market orders only), then the model (404 model_not_found, 409 model_archived), then the
+ * opportunity (404 opportunity_not_found, 400 currency_mismatch, 400 model_mismatch). A bad one
+ * costs no orderbook read and no balance move.
+ */
+import type { Partner } from '../../../src/domain/catalog.js';
+import type { Opportunity } from '../../../src/domain/models.js';
+import type { BuyRequest, ResolvedLeg } from '../../../src/domain/orders.js';
+import { ApiError, badRequest } from '../../../src/errors.js';
+import { getModel } from '../../../src/store/pg/models.js';
+import { getOpportunity } from '../../../src/store/pg/opportunities.js';
+import type { Pool } from '../../../src/store/pg/pool.js';
+import { modelError } from '../account/models.js';
+import { opportunityNotFound } from '../account/opportunities.js';
+
+/** The 400, 404 and 409 codes these checks answer (for the routes' response schemas). */
+export const ORDER_REQUEST_ERRORS = {
+  400: ['unsupported_order_type', 'currency_mismatch', 'model_mismatch'],
+  404: ['model_not_found', 'opportunity_not_found'],
+  409: ['model_archived'],
+} as const;
+
+/** 400 unsupported_order_type for the first leg whose venue does not take its order type. */
+export function checkOrderTypes(legs: readonly ResolvedLeg[], partners: ReadonlyMap<string, Partner>): void {
+  for (const leg of legs) {
+    const at = { parameter: `orders[${leg.index}].order_type`, index: leg.index, order_type: leg.order_type };
+    if (leg.mode === 'paper') {
+      if (leg.order_type !== 'market') throw badRequest('unsupported_order_type', `orders[${leg.index}]: a practice (paper) leg fills at once on the internal book; it takes market orders only`, { ...at, supported_order_types: ['market'] });
+      continue;
+    }
+    // An unknown venue is the leg's own refusal (no viable venue), not the request's.
+    const venue = partners.get(leg.partner_id);
+    if (venue && !venue.order_config.supported_order_types.includes(leg.order_type)) {
+      throw badRequest('unsupported_order_type', `orders[${leg.index}]: ${venue.partner_id} does not take ${leg.order_type} orders (it takes ${venue.order_config.supported_order_types.join(', ') || 'none'})`, {
+        ...at,
+        partner_id: venue.partner_id,
+        supported_order_types: venue.order_config.supported_order_types,
+      });
+    }
+  }
+}
+
+/**
+ * The request's model and opportunity (rule 8): the model must be the account's and active; the
+ * opportunity the account's, in the legs' currency (a real leg books USD, a practice leg ATLAS) and
+ * filed under the request's model (none when the request names none). Returns the opportunity.
+ */
+export async function checkModelAndOpportunity(pool: Pool, routerAccountId: string, req: Pick<BuyRequest, 'model_id' | 'opportunity_id'>, legs: readonly ResolvedLeg[]): Promise<Opportunity | null> {
+  if (req.model_id !== undefined) {
+    const model = await getModel(pool, routerAccountId, req.model_id);
+    if (!model) throw modelError('model_not_found', { model_id: req.model_id });
+    if (model.status !== 'active') throw modelError('model_archived', { model_id: req.model_id });
+  }
+  if (req.opportunity_id === undefined) return null;
+  const opportunity = await getOpportunity(pool, routerAccountId, req.opportunity_id);
+  if (!opportunity) throw opportunityNotFound(req.opportunity_id);
+  const other = legs.find((l) => l.mode !== null && (l.mode === 'paper' ? 'ATLAS' : 'USD') !== opportunity.currency);
+  if (other) {
+    throw new ApiError(400, 'currency_mismatch', `orders[${other.index}] is a ${other.mode === 'paper' ? 'practice (ATLAS)' : 'real-money (USD)'} order; opportunity ${req.opportunity_id} holds ${opportunity.currency} orders`, {
+      opportunity_id: req.opportunity_id,
+      currency: opportunity.currency,
+      index: other.index,
+    });
+  }
+  if ((req.model_id ?? null) !== opportunity.model_id) {
+    throw new ApiError(400, 'model_mismatch', `opportunity ${req.opportunity_id} belongs to ${opportunity.model_id === null ? 'no model' : `model ${opportunity.model_id}`}; send that model_id with it`, {
+      opportunity_id: req.opportunity_id,
+      opportunity_model_id: opportunity.model_id,
+      model_id: req.model_id ?? null,
+    });
+  }
+  return opportunity;
+}

@@ -1,0 +1,124 @@
+/**
+ * A stack for the order routes: the simulator's catalog in PostgreSQL, a frozen simulator, and
+ * the real pipeline behind it (an ingester, flushed on demand, and the liquidity processor with
+ * its co-located fast path), so a book set with POST /sim/v1/quotes reaches the liquidity feed and
+ * depth in Redis exactly as in `flow all`. Only the (venue, position) books a test sets are taken
+ * into the feed, so a test knows every quote a position has. The order routes get their own venue
+ * adapters on the same simulator (verify_liquidity reads live books through them), so a book
+ * changed without `ingest` is what the venue shows live while the feed still has the old one.
+ */
+import { pino } from 'pino';
+import { liquidityRoutes } from '../../api/rest/liquidity/routes.js';
+import { preflightRoutes } from '../../api/rest/orders/index.js';
+import { simRoutes } from '../../api/rest/sim/routes.js';
+import { ComputePool } from '../../pipelines/compute-pool.js';
+import { Ingester } from '../../pipelines/ingest/ingester.js';
+import { LiquidityProducer } from '../../pipelines/producers/liquidity.js';
+import type { LiquidityProcessor } from '../../pipelines/processors/liquidity.js';
+import { createKey, type CreatedKey } from '../../src/store/pg/keys.js';
+import { HotState } from '../../src/store/redis/hot.js';
+import { buildSimCatalog, createSimAdapters, SimMarket } from '../../src/venues/sim/index.js';
+import type { PriceLevel, VenueAdapter } from '../../src/venues/types.js';
+import { eventually } from './e2e.js';
+import { send } from './http.js';
+import { testProcessor } from './pipeline.js';
+import { startStack, type TestStack } from './stack.js';
+
+export interface OrderStack {
+  s: TestStack;
+  market: SimMarket;
+  hot: HotState;
+  admin: Record<string, string>;
+  /** Sets a venue's book through POST /sim/v1/quotes and waits until the feed and depth show it (taken in `agoMs` old). */
+  setBook(partnerId: string, positionHash: string, levels: PriceLevel[], agoMs?: number): Promise<void>;
+  /** Takes the venue's current quote of the position into the feed (its ts_init `agoMs` in the past). */
+  ingest(partnerId: string, positionHash: string, agoMs?: number): Promise<void>;
+  /** Connects a sim venue to an account as the hosted flow would (POST /sim/v1/accounts/:id/connect). */
+  connect(account: string, partnerId: string, balance: number, credentialStatus?: 'pending' | 'connected' | 'failed'): Promise<void>;
+  key(keyType?: 'data' | 'execution', extra?: { plan?: 'scale' | 'organization'; environment?: 'test' | 'live' }): Promise<CreatedKey>;
+  close(): Promise<void>;
+}
+
+export async function startOrderStack(seed = 11): Promise<OrderStack> {
+  const startMs = Date.now();
+  const market = new SimMarket({ seed, now: startMs });
+  market.freeze(true);
+  // The ingester's clock can be set back, to take a quote in as an old (stale) one.
+  let lagMs = 0;
+  const ingestNow = () => Date.now() - lagMs;
+  const ingestAdapters = createSimAdapters(market, { clock: ingestNow });
+  const liveAdapters: VenueAdapter[] = createSimAdapters(market);
+  for (const a of [...ingestAdapters, ...liveAdapters]) await a.connect();
+  const s = await startStack({
+    catalog: buildSimCatalog(seed, startMs),
+    plugins: [
+      (app, ctx) => liquidityRoutes(new HotState(ctx.redis, ctx.ks))(app, ctx),
+      simRoutes({ market, refresh: async () => undefined }),
+      preflightRoutes({ adapters: liveAdapters }),
+    ],
+  });
+  const hot = new HotState(s.rt.redis, s.rt.ks);
+  const producer = new LiquidityProducer(s.env.REDIS_URL!, s.rt.ks);
+  const ingester = new Ingester({
+    adapters: ingestAdapters,
+    hot,
+    producer,
+    log: pino({ level: 'silent' }),
+    now: ingestNow,
+    leagueOf: () => null,
+    marketOf: () => null,
+    partnerName: (p) => p,
+    autoFlush: false,
+  });
+  const compute = new ComputePool(1);
+  const processor: LiquidityProcessor = testProcessor(s, hot, compute, () => Date.now());
+  ingester.onStored = (contestId) => processor.computeNow(contestId);
+  const admin = { 'x-admin-token': s.config.adminToken };
+
+  // We minted position hashes: the contest is their first part.
+  const contestOf = (hash: string) => hash.split(':')[0]!;
+
+  const ingest = async (partnerId: string, positionHash: string, agoMs = 0) => {
+    const adapter = ingestAdapters.find((a) => a.id === partnerId)!;
+    lagMs = agoMs;
+    try {
+      for (const q of await adapter.fetchQuotes({ position_hashes: [positionHash] })) ingester.accept(q);
+    } finally {
+      lagMs = 0;
+    }
+    if (!(await ingester.flush())) throw new Error('the ingester could not write to Redis');
+    // Computed (fast path, or the queued job) once the feed is computed from the venue state just stored.
+    const contest = contestOf(positionHash);
+    const stored = Number((await s.rt.redis.get(s.rt.ks.k('vqv', contest))) ?? 0);
+    const computed = await eventually(() => hot.liquidityVersion(contest), (v) => v !== null && v >= stored, 10_000);
+    if (computed === null || computed < stored) throw new Error(`the feed of ${contest} was never computed`);
+  };
+
+  return {
+    s,
+    market,
+    hot,
+    admin,
+    ingest,
+    async setBook(partnerId, positionHash, levels, agoMs = 0) {
+      const top = levels[0] ?? { price: 0.5, available: 0 };
+      const r = await send(s.built.app, 'POST', '/sim/v1/quotes', { partner_id: partnerId, position_hash: positionHash, price: top.price, available: top.available, levels }, admin);
+      if (r.status !== 200) throw new Error(`sim quote ${partnerId}: ${r.status} ${JSON.stringify(r.body)}`);
+      await ingest(partnerId, positionHash, agoMs);
+    },
+    async connect(account, partnerId, balance, credentialStatus) {
+      const r = await send(s.built.app, 'POST', `/sim/v1/accounts/${encodeURIComponent(account)}/connect`, { partner_id: partnerId, balance, ...(credentialStatus ? { credential_status: credentialStatus } : {}) }, admin);
+      if (r.status !== 200) throw new Error(`sim connect ${partnerId}: ${r.status} ${JSON.stringify(r.body)}`);
+    },
+    key: (keyType = 'execution', extra = {}) =>
+      createKey(s.rt.pool, s.rt.gate, { plan: extra.plan ?? 'scale', keyType, environment: extra.environment ?? 'test', rateLimitPerMinute: 1_000_000, rateLimitPerDay: 10_000_000 }),
+    async close() {
+      await ingester.stop();
+      await producer.close();
+      await processor.close();
+      await compute.close();
+      for (const a of [...ingestAdapters, ...liveAdapters]) await a.close();
+      await s.close();
+    },
+  };
+}
