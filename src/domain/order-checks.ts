@@ -33,25 +33,11 @@ import type { Partner } from './catalog.js';
 import { feePacket, fillFee } from './fees.js';
 import { bookWithin, microLevels, walkBook, type Fill, type Walk } from './book-walk.js';
 import { divMicros, floorTo, fromMicros, maxMicros, mulMicros, parseMicros, toMicros, UNIT, type Micros } from './money.js';
-import type { ResolvedLeg } from './orders.js';
+import type { LegRejectCode, ResolvedLeg } from './orders.js';
 import { fromNative, inPriceBand, roundLimitForBuyer, toNative, type PriceFormat } from './prices.js';
 import type { FeeModel, FeePacket, PriceLevel } from './quotes.js';
 
-/** The spec's closed set of per-leg codes (the buy's and preflight's). */
-export type LegRejectCode =
-  | 'venue_disabled'
-  | 'execution_limit_exceeded'
-  | 'orders_not_supported'
-  | 'below_min_order'
-  | 'above_max_order'
-  | 'unfillable'
-  | 'price_out_of_band'
-  | 'above_max_price'
-  | 'insufficient_size'
-  | 'insufficient_live_depth'
-  | 'insufficient_balance'
-  | 'halted_upstream'
-  | 'no_live_price_for_paper';
+export type { LegRejectCode };
 
 /** Non-blocking findings of preflight. */
 export type PreflightWarning = 'amount_off_increment' | 'price_off_tick' | 'insufficient_balance';

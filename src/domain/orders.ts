@@ -5,6 +5,24 @@
  */
 
 export type OrderType = 'market' | 'limit';
+
+/** The spec's closed set of per-leg rejected_code values of a 200 buy and of preflight (spec "Errors"). */
+export const LEG_REJECT_CODES = [
+  'venue_disabled',
+  'execution_limit_exceeded',
+  'orders_not_supported',
+  'below_min_order',
+  'above_max_order',
+  'unfillable',
+  'price_out_of_band',
+  'above_max_price',
+  'insufficient_size',
+  'insufficient_live_depth',
+  'insufficient_balance',
+  'halted_upstream',
+  'no_live_price_for_paper',
+] as const;
+export type LegRejectCode = (typeof LEG_REJECT_CODES)[number];
 export type OrderMode = 'real' | 'paper';
 export type OnLegFailure = 'continue' | 'halt';
 

@@ -5,6 +5,7 @@
  */
 import type { Currency } from './account.js';
 import type { OrderMode, OrderType, ResolvedLeg } from './orders.js';
+import type { LegRejectCode } from './orders.js';
 
 /** A leg's status in the buy response: completed, failed, rejected are terminal. */
 export const LEG_STATUSES = ['completed', 'resting', 'pending', 'failed', 'rejected'] as const;
@@ -22,20 +23,7 @@ export const ORDER_RESULTS = ['win', 'lose', 'push', 'cancelled'] as const;
 export type OrderResult = (typeof ORDER_RESULTS)[number];
 
 /** The per-leg codes of a 200 buy response (spec "Errors"). */
-export type RejectedCode =
-  | 'venue_disabled'
-  | 'execution_limit_exceeded'
-  | 'orders_not_supported'
-  | 'below_min_order'
-  | 'above_max_order'
-  | 'unfillable'
-  | 'price_out_of_band'
-  | 'above_max_price'
-  | 'insufficient_size'
-  | 'insufficient_live_depth'
-  | 'insufficient_balance'
-  | 'halted_upstream'
-  | 'no_live_price_for_paper';
+export type RejectedCode = LegRejectCode;
 
 /** The currency a leg's mode books in: paper is practice money, filled on the internal book. */
 export const currencyOfMode = (mode: OrderMode): Currency => (mode === 'paper' ? 'ATLAS' : 'USD');

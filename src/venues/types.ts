@@ -21,6 +21,7 @@
  */
 import type { Partner, OrderType } from '../domain/catalog.js';
 import type { FeeModel, PriceLevel, QuoteSource } from '../domain/quotes.js';
+import type { LegRejectCode } from '../domain/orders.js';
 
 // ---------------------------------------------------------------------------------------------
 // Quotes, trades, depth
@@ -206,19 +207,7 @@ export interface VenueSettlement {
 export type VenueOrderStatus = 'filled' | 'partially_filled' | 'resting' | 'pending' | 'rejected' | 'cancelled';
 
 /** The spec's per-leg rejected_code values a venue itself can produce, plus `unsupported_order_type`. */
-export type VenueRejectCode =
-  | 'venue_disabled'
-  | 'orders_not_supported'
-  | 'unsupported_order_type'
-  | 'below_min_order'
-  | 'above_max_order'
-  | 'unfillable'
-  | 'price_out_of_band'
-  | 'above_max_price'
-  | 'insufficient_size'
-  | 'insufficient_live_depth'
-  | 'insufficient_balance'
-  | 'no_live_price_for_paper';
+export type VenueRejectCode = Exclude<LegRejectCode, 'execution_limit_exceeded' | 'halted_upstream'> | 'unsupported_order_type';
 
 /** Non-blocking adjustments the adapter made to fit the venue grid (the preflight warning codes). */
 export type VenueOrderWarning = 'amount_off_increment' | 'price_off_tick';

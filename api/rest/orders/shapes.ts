@@ -13,6 +13,7 @@ import {
   type RouterOrderResult as RouterOrderResultT,
 } from '../../../src/domain/router-orders.js';
 import type { Agrees, Same } from '../openapi/shapes.js';
+import { LEG_REJECT_CODES } from '../../../src/domain/orders.js';
 
 const closed = { additionalProperties: false } as const;
 const Timestamp = Type.String({ format: 'date-time' });
@@ -22,21 +23,7 @@ const Nullable = <T extends TSchema>(t: T, description?: string) => Type.Union([
 const Currency = Type.Enum(['USD', 'ATLAS'], { description: 'USD real money; ATLAS practice money (never summed with USD)' });
 
 /** The spec's closed set of per-leg rejected_code values (buy and preflight). */
-export const REJECTED_CODES = [
-  'venue_disabled',
-  'execution_limit_exceeded',
-  'orders_not_supported',
-  'below_min_order',
-  'above_max_order',
-  'unfillable',
-  'price_out_of_band',
-  'above_max_price',
-  'insufficient_size',
-  'insufficient_live_depth',
-  'insufficient_balance',
-  'halted_upstream',
-  'no_live_price_for_paper',
-] as const;
+export const REJECTED_CODES = LEG_REJECT_CODES;
 
 export const RouterOrderResult = Type.Object(
   {
