@@ -10,6 +10,7 @@ import { Ingester } from '../../pipelines/ingest/ingester.js';
 import { HistoryWriterThread, type WriterThreadData } from '../../pipelines/history/writer-thread.js';
 import { LiquidityProcessor } from '../../pipelines/processors/liquidity.js';
 import { LiquidityProducer } from '../../pipelines/producers/liquidity.js';
+import { SettlementRecorder } from '../../pipelines/settlement/recorder.js';
 import type { SimControl } from '../../api/rest/sim/routes.js';
 import { StoreUnavailable } from '../../src/errors.js';
 import { prepareHistoryStore } from '../../src/store/clickhouse/schema.js';
@@ -27,6 +28,8 @@ export interface IngestRole {
   ingester: Ingester;
   /** The connected venue adapters (the balance refresher reads balances through them). */
   adapters: readonly VenueAdapter[];
+  /** Records the venues' settlement feeds in PostgreSQL (the scheduler's settler settles orders from them). */
+  settlements: SettlementRecorder;
   sim: SimControl | null;
   stop(): Promise<void>;
 }
@@ -92,6 +95,8 @@ export async function startIngest(rt: Runtime, opts: IngestOptions = {}): Promis
     },
   });
   await ingester.start();
+  // After the adapters connected: their settlement feeds, written to PostgreSQL as they arrive.
+  const settlements = new SettlementRecorder({ pool: rt.pool, adapters, log: rt.log.child({ role: 'ingest', component: 'settlements' }), metrics: rt.metrics }).start();
   // Read at scrape time from the ingester's own counters: nothing on the hot path.
   new Counter({
     name: 'flow_ingest_quotes_total',
@@ -118,6 +123,7 @@ export async function startIngest(rt: Runtime, opts: IngestOptions = {}): Promis
           // hang: the ingester keeps it and passes it on once Redis is back.
           if (!(await ingester.flush())) throw new StoreUnavailable('redis', 'passing the change on to the market pipeline');
         },
+        settlementsRecorded: () => settlements.flush(),
       }
     : null;
 
@@ -125,9 +131,12 @@ export async function startIngest(rt: Runtime, opts: IngestOptions = {}): Promis
     name: 'ingest',
     ingester,
     adapters,
+    settlements,
     sim,
     async stop() {
       market?.stop();
+      // Before the adapters close: what the feeds delivered is written first.
+      await settlements.stop();
       await ingester.stop();
       await producer.close();
     },

@@ -1,11 +1,14 @@
 /**
  * The scheduler role: periodic account work.
+ * - Order settlement (docs/orders.md "Settlement"): every order of a contest its venue settled, from
+ *   the settlements the ingest role records in PostgreSQL (so it needs no adapters of its own).
  * - The balance refresh (docs/balances.md): every connected venue's balance re-read about once a
  *   minute, through the venue adapters of this process's ingest role (skipped without them).
  * - Retention: Idempotency-Key records past their 24 hours are deleted, in bounded batches.
  */
 import { BalanceRefresher } from '../../pipelines/balances/refresher.js';
 import { BalanceScheduler } from '../../pipelines/balances/scheduler.js';
+import { OrderSettler } from '../../pipelines/settlement/settler.js';
 import { purgeExpiredIdempotencyKeys } from '../../src/store/pg/idempotency.js';
 import type { VenueAdapter } from '../../src/venues/types.js';
 import type { Runtime } from '../runtime.js';
@@ -14,6 +17,7 @@ export interface SchedulerRole {
   name: 'scheduler';
   /** null when this process runs no ingest role (no adapters to read balances through). */
   scheduler: BalanceScheduler | null;
+  settler: OrderSettler;
   stop(): Promise<void>;
 }
 
@@ -31,6 +35,7 @@ export function startScheduler(rt: Runtime, refresher: BalanceRefresher | null):
   const scheduler = refresher ? new BalanceScheduler(refresher, log) : null;
   if (scheduler) scheduler.start();
   else log.warn('the balance refresh reads venue balances through the venue adapters of the ingest role, which this process does not run; skipped');
+  const settler = new OrderSettler({ pool: rt.pool, databaseUrl: rt.config.databaseUrl, log: log.child({ component: 'settlement' }), metrics: rt.metrics }).start();
   // A full batch means more may be due: go again at once, until a pass deletes fewer.
   let purging: Promise<void> | null = null;
   const purge = async () => {
@@ -48,9 +53,11 @@ export function startScheduler(rt: Runtime, refresher: BalanceRefresher | null):
   return {
     name: 'scheduler',
     scheduler,
+    settler,
     async stop() {
       clearInterval(purgeTimer);
       await purging;
+      await settler.stop();
       await scheduler?.stop();
     },
   };

@@ -14,6 +14,7 @@ import { simRoutes } from '../../api/rest/sim/routes.js';
 import { ComputePool } from '../../pipelines/compute-pool.js';
 import { Ingester } from '../../pipelines/ingest/ingester.js';
 import { LiquidityProducer } from '../../pipelines/producers/liquidity.js';
+import { SettlementRecorder } from '../../pipelines/settlement/recorder.js';
 import type { LiquidityProcessor } from '../../pipelines/processors/liquidity.js';
 import { createKey, type CreatedKey } from '../../src/store/pg/keys.js';
 import { HotState } from '../../src/store/redis/hot.js';
@@ -28,6 +29,8 @@ export interface OrderStack {
   s: TestStack;
   market: SimMarket;
   hot: HotState;
+  /** Records the venues' settlement feeds in PostgreSQL, as the ingest role does (the settle call waits for it). */
+  settlements: SettlementRecorder;
   admin: Record<string, string>;
   /** Sets a venue's book through POST /sim/v1/quotes and waits until the feed and depth show it (taken in `agoMs` old). */
   setBook(partnerId: string, positionHash: string, levels: PriceLevel[], agoMs?: number): Promise<void>;
@@ -49,14 +52,17 @@ export async function startOrderStack(seed = 11): Promise<OrderStack> {
   const ingestAdapters = createSimAdapters(market, { clock: ingestNow });
   const liveAdapters: VenueAdapter[] = createSimAdapters(market);
   for (const a of [...ingestAdapters, ...liveAdapters]) await a.connect();
+  // Made once the stack's pool exists; the settle route only runs after that.
+  let settlements: SettlementRecorder | null = null;
   const s = await startStack({
     catalog: buildSimCatalog(seed, startMs),
     plugins: [
       (app, ctx) => liquidityRoutes(new HotState(ctx.redis, ctx.ks))(app, ctx),
-      simRoutes({ market, refresh: async () => undefined }),
+      simRoutes({ market, refresh: async () => undefined, settlementsRecorded: () => settlements!.flush() }),
       preflightRoutes({ adapters: liveAdapters }),
     ],
   });
+  settlements = new SettlementRecorder({ pool: s.rt.pool, adapters: ingestAdapters, log: pino({ level: 'silent' }) }).start();
   const hot = new HotState(s.rt.redis, s.rt.ks);
   const producer = new LiquidityProducer(s.env.REDIS_URL!, s.rt.ks);
   const ingester = new Ingester({
@@ -98,6 +104,7 @@ export async function startOrderStack(seed = 11): Promise<OrderStack> {
     s,
     market,
     hot,
+    settlements,
     admin,
     ingest,
     async setBook(partnerId, positionHash, levels, agoMs = 0) {
@@ -113,6 +120,7 @@ export async function startOrderStack(seed = 11): Promise<OrderStack> {
     key: (keyType = 'execution', extra = {}) =>
       createKey(s.rt.pool, s.rt.gate, { plan: extra.plan ?? 'scale', keyType, environment: extra.environment ?? 'test', rateLimitPerMinute: 1_000_000, rateLimitPerDay: 10_000_000 }),
     async close() {
+      await settlements!.stop();
       await ingester.stop();
       await producer.close();
       await processor.close();

@@ -6,6 +6,11 @@
 import { randomUUID } from 'node:crypto';
 import { ComputePool } from '../../pipelines/compute-pool.js';
 import { LiquidityProducer } from '../../pipelines/producers/liquidity.js';
+import { PRACTICE_PARTNER_ID } from '../../src/domain/account.js';
+import { newId } from '../../src/ids.js';
+import { insertOrder, type NewOrder } from '../../src/store/pg/orders.js';
+import { inTransaction, type Pool } from '../../src/store/pg/pool.js';
+import { appendPracticeEntry } from '../../src/store/pg/wallet.js';
 import { HotState } from '../../src/store/redis/hot.js';
 import { buildSimCatalog, type SimCatalog } from '../../src/venues/sim/index.js';
 import type { StoredQuote } from '../../src/venues/types.js';
@@ -95,3 +100,78 @@ export const buy = (s: TestStack, k: CreatedKey, body: unknown, opts: { key?: st
     ...(opts.key === null ? {} : { 'idempotency-key': opts.key ?? randomUUID() }),
     ...opts.headers,
   });
+
+export interface FillSpec {
+  /** Exact decimal text: the booked stake, the contracts and the price. */
+  stake: string;
+  shares: string;
+  price: string;
+  fee?: string;
+}
+
+/**
+ * An orders row as a filled market leg leaves it, for tests that need orders without placing them:
+ * a real one (sim_exchange, USD) unless `extra.mode` is paper (the practice book, ATLAS).
+ */
+export function filledOrder(account: string, position: { position_hash: string; contest_id: string }, fill: FillSpec, extra: Partial<NewOrder> = {}): NewOrder {
+  const key = randomUUID();
+  const paper = extra.mode === 'paper';
+  return {
+    router_order_id: newId('ord'),
+    router_account_id: account,
+    opportunity_id: null,
+    model_id: null,
+    idempotency_key: key,
+    leg_index: 0,
+    client_order_id: `fco_${key.replaceAll('-', '')}`,
+    sor_decision_id: newId('sor'),
+    partner_id: paper ? PRACTICE_PARTNER_ID : 'sim_exchange',
+    requested_partner_id: 'sim_exchange',
+    currency: paper ? 'ATLAS' : 'USD',
+    mode: paper ? 'paper' : 'real',
+    order_type: 'market',
+    position_hash: position.position_hash,
+    liquidity_hash: null,
+    price_partner_id: null,
+    price_liquidity_hash: null,
+    contest_id: position.contest_id,
+    title: `test order on ${position.position_hash}`,
+    requested_amount: fill.stake,
+    requested_shares: null,
+    max_price: '0.99',
+    amount: fill.stake,
+    avg_price: fill.price,
+    filled_notional: fill.stake,
+    filled_shares: fill.shares,
+    unfilled_notional: '0',
+    fee: fill.fee ?? '0',
+    leg_status: 'completed',
+    status: 'open',
+    fill_status: 'filled',
+    rejected_code: null,
+    rejected_reason: null,
+    ...extra,
+  };
+}
+
+/**
+ * Writes `order` with the money it takes, in one transaction, as a placement does: a paper order's
+ * bet_debit on the practice wallet; a real one's hold (negative) on the account's connection to its
+ * venue, when there is one.
+ */
+export async function writeOrder(pool: Pool, order: NewOrder): Promise<void> {
+  await inTransaction(pool, async (c) => {
+    if (order.mode === 'paper') {
+      // The internal book charges no fee.
+      const debit = await appendPracticeEntry(c, order.router_account_id, { type: 'bet_debit', amount: `-${order.filled_notional}`, router_order_id: order.router_order_id });
+      if (debit.outcome !== 'ok') throw new Error(`debit ${order.router_order_id}: ${debit.outcome}`);
+    } else {
+      await c.query(
+        `INSERT INTO balance_ledger (account_partner_id, kind, amount, router_order_id)
+         SELECT account_partner_id, 'hold', -($3::numeric + $4::numeric), $5 FROM account_partners WHERE router_account_id = $1 AND partner_id = $2`,
+        [order.router_account_id, order.partner_id, order.filled_notional, order.fee, order.router_order_id],
+      );
+    }
+    await insertOrder(c, order);
+  });
+}

@@ -6,7 +6,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type, type Static, type TSchema } from 'typebox';
-import { ApiError } from '../../../src/errors.js';
+import { ApiError, StoreUnavailable } from '../../../src/errors.js';
 import { VenueError } from '../../../src/venues/errors.js';
 import { accountExists, recordConnection } from '../../../src/store/pg/partners.js';
 import type { Pool } from '../../../src/store/pg/pool.js';
@@ -21,6 +21,12 @@ export interface SimControl {
   market: SimMarket;
   /** Called after a quote change so polled venues are read at once instead of at their next poll. */
   refresh(partnerId: string): Promise<void>;
+  /**
+   * Called after a settle: resolves once the venues' settlement feeds it caused are recorded in
+   * PostgreSQL (the durable trigger of order settlement); false when they could not be yet (they
+   * stay queued and are recorded once PostgreSQL is back). Absent where nothing records them.
+   */
+  settlementsRecorded?(): Promise<boolean>;
 }
 
 /**
@@ -197,12 +203,15 @@ export function simRoutes(sim: SimControl) {
         ),
       }, ContestParams),
       async (req, reply) => {
+        let ev;
         try {
-          const ev = sim.market.settle(req.params.id, req.body);
-          return sendEnvelope(reply, now(), { contest_id: ev.contest_id, winner_participant_id: ev.winner_participant_id, results: ev.results });
+          ev = sim.market.settle(req.params.id, req.body);
         } catch (err) {
           toApiError(err);
         }
+        // The answer waits for the settlement's record: a 200 means its orders will settle, crash or not.
+        if (sim.settlementsRecorded && !(await sim.settlementsRecorded())) throw new StoreUnavailable('postgres', 'recording the settlement (the simulator settled the contest; its record waits in memory and lands once PostgreSQL is back)');
+        return sendEnvelope(reply, now(), { contest_id: ev.contest_id, winner_participant_id: ev.winner_participant_id, results: ev.results });
       },
     );
 

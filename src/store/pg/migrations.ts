@@ -434,4 +434,59 @@ BEGIN
 END $fn$;
 `,
   },
+  {
+    version: 9,
+    name: 'settlement: the venues\' contest results, the order settlement formula',
+    sql: `
+-- A venue's settlement of a contest as its feed reported it (pipelines/settlement/recorder.ts): the
+-- durable trigger of order settlement (docs/orders.md "Settlement"). Orders settle by the results
+-- of the book they were filled on (orders.partner_id; 'practice' for paper). pending: orders of the
+-- contest on this book may still be unsettled; the settler clears it once none is left, and a
+-- repeated or extended report sets it again. checked_at: when a settler last worked on it, so one
+-- whose orders keep waiting (still working at the venue) goes to the back of the queue.
+CREATE TABLE contest_settlements (
+  partner_id text NOT NULL,
+  contest_id text NOT NULL,
+  winner_participant_id text,
+  ts_event timestamptz NOT NULL,
+  recorded_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+  pending boolean NOT NULL DEFAULT true,
+  checked_at timestamptz,
+  PRIMARY KEY (partner_id, contest_id)
+);
+CREATE INDEX contest_settlements_pending ON contest_settlements (checked_at NULLS FIRST, recorded_at) WHERE pending;
+-- Each position's result on that book. The first report stands: a venue that reports a position
+-- again with another result is logged, not applied (orders may already have settled on the first).
+CREATE TABLE position_settlements (
+  partner_id text NOT NULL,
+  position_hash text NOT NULL,
+  contest_id text NOT NULL,
+  result text NOT NULL CHECK (result IN ('win','lose','push','cancelled')),
+  PRIMARY KEY (partner_id, position_hash),
+  FOREIGN KEY (partner_id, contest_id) REFERENCES contest_settlements (partner_id, contest_id)
+);
+
+-- A recorded (or re-opened) settlement wakes an idle settler at once (delivered at commit).
+CREATE FUNCTION flow_contest_settlements_notify() RETURNS trigger LANGUAGE plpgsql AS $fn$
+BEGIN
+  PERFORM pg_notify('contest_settlements', '');
+  RETURN NULL;
+END $fn$;
+CREATE TRIGGER contest_settlements_notify AFTER INSERT OR UPDATE ON contest_settlements FOR EACH STATEMENT EXECUTE FUNCTION flow_contest_settlements_notify();
+
+-- The settlement of one order, exact in numeric (the one place the formula lives):
+--   result: the position's result on the order's book; 'cancelled' when nothing of the order was
+--           booked (filled_notional 0: it took no part, whatever the position did).
+--   winnings: what the book pays back. win: filled_shares (a contract pays 1); lose: 0; push and
+--           cancelled: the stake back (filled_notional).
+--   net_winnings: winnings − fee (the realized venue fee, paid at the fill), so that the spec's
+--           performance figure net_pl = Σ net_winnings − Σ amount is the profit after fees.
+CREATE FUNCTION flow_order_settlement(p_filled_notional numeric, p_filled_shares numeric, p_fee numeric, p_position_result text)
+RETURNS TABLE (result text, winnings numeric, net_winnings numeric) LANGUAGE sql IMMUTABLE AS $fn$
+  SELECT a.r, b.w, b.w - p_fee
+    FROM (SELECT CASE WHEN p_filled_notional = 0 THEN 'cancelled' ELSE p_position_result END AS r) a,
+         LATERAL (SELECT CASE a.r WHEN 'win' THEN p_filled_shares WHEN 'lose' THEN 0 ELSE p_filled_notional END AS w) b;
+$fn$;
+`,
+  },
 ];

@@ -162,29 +162,27 @@ export interface VenueSnapshot {
   ts_event: number;
 }
 
-/**
- * Lands `snap` on the connection unless the stored snapshot is newer (or as new and the same), in
- * the caller's transaction: the row, its version and its balance.update event (cause refresh)
- * together. Returns the event, or null when nothing landed.
- */
-export async function landSnapshot(client: PoolClient, accountPartnerId: string, snap: VenueSnapshot, nowMs: number): Promise<BalanceUpdateEvent | null> {
-  const asOf = new Date(snap.ts_event).toISOString();
-  const { rows } = await client.query<{ router_account_id: string; partner_id: string; balance_version: number; balance: string; expected: string; pending: string; balance_as_of: string }>(
-    `UPDATE account_partners ap
-        SET balance = $2::numeric, venue_held = $3::numeric, balance_as_of = $4::timestamptz, balance_version = ap.balance_version + 1, updated_at = now()
-      WHERE ap.account_partner_id = $1 AND ap.balance_source IS NOT NULL
-        AND (ap.balance_as_of IS NULL OR ap.balance_as_of < $4::timestamptz
-             OR (ap.balance_as_of = $4::timestamptz AND (ap.balance, ap.venue_held) IS DISTINCT FROM ($2::numeric, $3::numeric)))
-      RETURNING ap.router_account_id, ap.partner_id, ap.balance_version, ap.balance::text AS balance,
-                (ap.balance + ${sinceSnapshot('ap')})::text AS expected, ${sinceSnapshot('ap')}::text AS pending,
-                ${iso('ap.balance_as_of')} AS balance_as_of`,
-    [accountPartnerId, String(snap.balance), String(snap.held), asOf],
-  );
-  const r = rows[0];
-  if (!r) return null;
+/** A connection's balance as an event reports it, right after the change (exact text). */
+interface ChangedConnection {
+  account_partner_id: string;
+  router_account_id: string;
+  partner_id: string;
+  balance_version: number;
+  balance: string;
+  expected: string;
+  pending: string;
+  balance_as_of: string;
+}
+
+/** The connection's figures after a change, as RETURNING reads them (`ap` the updated row). */
+const CHANGED_CONNECTION = `ap.account_partner_id, ap.router_account_id, ap.partner_id, ap.balance_version, ap.balance::text AS balance,
+  (ap.balance + ${sinceSnapshot('ap')})::text AS expected, ${sinceSnapshot('ap')}::text AS pending, ${iso('ap.balance_as_of')} AS balance_as_of`;
+
+/** Writes the change's balance.update to the outbox (in the caller's transaction) and returns it. */
+async function balanceChanged(client: PoolClient, r: ChangedConnection, cause: BalanceUpdateEvent['cause'], routerOrderId: string | null, timestamp: string): Promise<BalanceUpdateEvent> {
   const event: BalanceUpdateEvent = {
     type: 'balance.update',
-    account_partner_id: accountPartnerId,
+    account_partner_id: r.account_partner_id,
     partner_id: r.partner_id,
     currency: 'USD',
     balance: Number(r.expected),
@@ -192,12 +190,67 @@ export async function landSnapshot(client: PoolClient, accountPartnerId: string,
     pending: Number(r.pending),
     balance_version: r.balance_version,
     balance_as_of: r.balance_as_of,
-    cause: 'refresh',
-    router_order_id: null,
-    timestamp: new Date(nowMs).toISOString(),
+    cause,
+    router_order_id: routerOrderId,
+    timestamp,
   };
   await enqueueAccountEvent(client, r.router_account_id, 'balance', event);
   return event;
+}
+
+/**
+ * Lands `snap` on the connection unless the stored snapshot is newer (or as new and the same), in
+ * the caller's transaction: the row, its version and its balance.update event (cause refresh)
+ * together. Returns the event, or null when nothing landed.
+ */
+export async function landSnapshot(client: PoolClient, accountPartnerId: string, snap: VenueSnapshot, nowMs: number): Promise<BalanceUpdateEvent | null> {
+  const asOf = new Date(snap.ts_event).toISOString();
+  const { rows } = await client.query<ChangedConnection>(
+    `UPDATE account_partners ap
+        SET balance = $2::numeric, venue_held = $3::numeric, balance_as_of = $4::timestamptz, balance_version = ap.balance_version + 1, updated_at = now()
+      WHERE ap.account_partner_id = $1 AND ap.balance_source IS NOT NULL
+        AND (ap.balance_as_of IS NULL OR ap.balance_as_of < $4::timestamptz
+             OR (ap.balance_as_of = $4::timestamptz AND (ap.balance, ap.venue_held) IS DISTINCT FROM ($2::numeric, $3::numeric)))
+      RETURNING ${CHANGED_CONNECTION}`,
+    [accountPartnerId, String(snap.balance), String(snap.held), asOf],
+  );
+  return rows[0] ? balanceChanged(client, rows[0], 'refresh', null, new Date(nowMs).toISOString()) : null;
+}
+
+export interface SettlementCredit {
+  routerAccountId: string;
+  partnerId: string;
+  routerOrderId: string;
+  /** Exact decimal text, positive: what the venue pays the order back. */
+  amount: string;
+  /** ISO 8601, the settlement's instant (the event's timestamp). */
+  at: string;
+}
+
+/**
+ * A real order's settlement on its venue connection, in the caller's transaction: a balance_ledger
+ * row (kind settlement, positive), so expected_balance moves by it until a snapshot that includes it
+ * lands; the connection's version; and its balance.update (cause settlement) when the connection
+ * shows a figure (a venue that reports no balance, or no snapshot yet, has none to show).
+ * `connection` false when the account has no connection to the venue (nothing written).
+ */
+export async function landSettlement(client: PoolClient, c: SettlementCredit): Promise<{ connection: boolean; event: BalanceUpdateEvent | null }> {
+  const entry = await client.query<{ account_partner_id: string }>(
+    `INSERT INTO balance_ledger (account_partner_id, kind, amount, router_order_id)
+     SELECT account_partner_id, 'settlement', $3::numeric, $4 FROM account_partners WHERE router_account_id = $1 AND partner_id = $2
+     RETURNING account_partner_id`,
+    [c.routerAccountId, c.partnerId, c.amount, c.routerOrderId],
+  );
+  if (!entry.rows[0]) return { connection: false, event: null };
+  // A second statement: the figures read here include the row just written.
+  const { rows } = await client.query<ChangedConnection & { shown: boolean }>(
+    `UPDATE account_partners ap SET balance_version = ap.balance_version + 1, updated_at = now()
+      WHERE ap.account_partner_id = $1
+     RETURNING ${CHANGED_CONNECTION}, (ap.balance_source IS NOT NULL AND ap.balance IS NOT NULL) AS shown`,
+    [entry.rows[0].account_partner_id],
+  );
+  const r = rows[0]!;
+  return { connection: true, event: r.shown ? await balanceChanged(client, r, 'settlement', c.routerOrderId, c.at) : null };
 }
 
 /** landSnapshot in its own transaction. */

@@ -97,9 +97,10 @@ export type AppendOutcome = { outcome: 'ok'; ledger_id: string; seq: number; bal
  * Appends one entry in the caller's transaction (flow_practice_append, migration 5): takes the
  * account's lock, opens the wallet if needed and computes balance_after from the newest entry in
  * numeric. `out_of_bounds` (nothing written) when it would take the balance below zero or above
- * `cap`. seq is the practice connection's balance_version.
+ * `cap` (null: no cap, for money the wallet is owed, as a settlement's). seq is the practice
+ * connection's balance_version.
  */
-export async function appendPracticeEntry(client: PoolClient, routerAccountId: string, e: AppendInput, cap = String(PRACTICE_BALANCE_CAP)): Promise<AppendOutcome> {
+export async function appendPracticeEntry(client: PoolClient, routerAccountId: string, e: AppendInput, cap: string | null = String(PRACTICE_BALANCE_CAP)): Promise<AppendOutcome> {
   const ledgerId = newId('svl');
   const { rows } = await client.query<{ outcome: 'ok' | 'no_account' | 'out_of_bounds'; seq: number; balance_after: string; created_at: string }>(
     `SELECT outcome, seq, balance_after::text AS balance_after, ${isoUtc('created_at')} AS created_at

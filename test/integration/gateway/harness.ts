@@ -40,8 +40,9 @@ export interface Harness {
   close(): Promise<void>;
 }
 
-export async function startHarness(tuning: Partial<GatewayTuning> = {}): Promise<Harness> {
-  const s = await startStack({ catalog: null });
+/** `stack`: gateways over a stack the caller made (and closes); by default one of its own. */
+export async function startHarness(tuning: Partial<GatewayTuning> = {}, opts: { stack?: TestStack } = {}): Promise<Harness> {
+  const s = opts.stack ?? (await startStack({ catalog: null }));
   const gateways: Gateway[] = [];
   const clients = new Set<WsClient>();
   const config = { ...s.config, streamPort: 0 };
@@ -112,7 +113,7 @@ export async function startHarness(tuning: Partial<GatewayTuning> = {}): Promise
     async close() {
       await closeClients();
       for (const g of gateways) await g.stop();
-      await s.close();
+      if (!opts.stack) await s.close();
     },
   };
 }
