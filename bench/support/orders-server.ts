@@ -4,8 +4,8 @@
  * so the load generator in the parent does not share its event loop. argv[2]: how many accounts.
  *
  * The quotes: the ingest role (the simulated venues) and the compute role (the liquidity pipeline,
- * without the history writer) run here as in `flow all`, until every open contest's liquidity is
- * computed; then the simulator is frozen, so the runs measure the buy path and not quote churn. The
+ * without the history writer) run here as in `flow all`, until the pipeline has caught up with
+ * every open contest the venues quote; then the simulator is frozen, so the runs measure the buy path and not quote churn. The
  * ingester keeps re-confirming the frozen quotes, so they stay live (not stale) for the whole run.
  * The positions the bench buys are those with a price a paper leg fills at (the route's own
  * paperQuote over the hot state) at most MAX_FILL_PRICE.
@@ -41,6 +41,7 @@ const MAX_FILL_PRICE = 0.95;
 /** At most this many positions are bought (spread over the open contests). */
 const MAX_TARGETS = 200;
 const QUOTES_TIMEOUT_MS = 60_000;
+const STABLE_CHECKS = 4;
 
 export interface OrdersServerInfo {
   port: number;
@@ -67,23 +68,38 @@ const hot = new HotState(rt.redis, rt.ks);
 const internal = await internalBookPartners(rt.pool);
 const isInternal = (p: string) => internal.has(p) || p === PRACTICE_PARTNER_ID;
 
-/** Every open contest's liquidity document, once each has been computed (null until then). */
-async function liquidityOfOpenContests(): Promise<Map<string, string> | null> {
+/** The open contests with venue state (an open contest no venue quotes has none, and is never computed). */
+async function quotedContests(): Promise<string[]> {
+  const out: string[] = [];
+  for (const id of await openContestIds(rt.pool)) if ((await rt.redis.get(rt.ks.k('vqv', id))) !== null) out.push(id);
+  return out;
+}
+
+/** Their liquidity documents once each is computed from its latest venue state; null while one is behind. */
+async function caughtUp(): Promise<Map<string, string> | null> {
   const out = new Map<string, string>();
-  for (const id of await openContestIds(rt.pool)) {
+  for (const id of await quotedContests()) {
+    const stored = Number(await rt.redis.get(rt.ks.k('vqv', id)));
+    const computed = await hot.liquidityVersion(id);
     const json = await hot.liquidity(id);
-    if (json === null) return null;
+    if (computed === null || computed < stored || json === null) return null;
     out.set(id, json);
   }
   return out;
 }
 
-async function waitForQuotes(): Promise<Map<string, string>> {
+/** Polls `read` until it answers the same non-empty set of contests STABLE_CHECKS times in a row. */
+async function settled<T extends { size: number; keys(): Iterable<string> }>(what: string, read: () => Promise<T | null>): Promise<T> {
   const deadline = Date.now() + QUOTES_TIMEOUT_MS;
+  let last = '';
+  let stable = 0;
   for (;;) {
-    const docs = await liquidityOfOpenContests();
-    if (docs && docs.size > 0) return docs;
-    if (Date.now() > deadline) throw new Error(`the pipeline did not compute every open contest's liquidity within ${QUOTES_TIMEOUT_MS / 1000} s`);
+    const got = await read();
+    const seen = got ? [...got.keys()].sort().join(' ') : '';
+    stable = got && got.size > 0 && seen === last ? stable + 1 : 0;
+    last = seen;
+    if (stable >= STABLE_CHECKS) return got!;
+    if (Date.now() > deadline) throw new Error(`${what} within ${QUOTES_TIMEOUT_MS / 1000} s`);
     await sleep(250);
   }
 }
@@ -107,8 +123,11 @@ const executionKey = () =>
   createKey(rt.pool, rt.gate, { plan: 'scale', keyType: 'execution', environment: 'test', rateLimitPerMinute: 1_000_000_000, rateLimitPerDay: 2_000_000_000 });
 
 try {
-  const docs = await waitForQuotes();
+  // The venues have spoken (the contests they quote stay the same for a second), then nothing moves
+  // and the pipeline catches up with the last change.
+  await settled('no stable set of quoted contests', async () => new Set(await quotedContests()));
   ingest.sim!.market.freeze(true);
+  const docs = await settled('the pipeline did not catch up with the frozen quotes', caughtUp);
   const targets = buyTargets(docs);
   if (targets.length === 0) throw new Error(`no position has a live paper price at most ${MAX_FILL_PRICE}`);
   const sizes = [...docs.values()].map((d) => Buffer.byteLength(d)).sort((a, b) => a - b);
