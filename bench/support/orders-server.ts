@@ -5,8 +5,9 @@
  *
  * The quotes: the ingest role (the simulated venues) and the compute role (the liquidity pipeline,
  * without the history writer) run here as in `flow all`, until the pipeline has caught up with
- * every open contest the venues quote; then the simulator is frozen, so the runs measure the buy path and not quote churn. The
- * ingester keeps re-confirming the frozen quotes, so they stay live (not stale) for the whole run.
+ * every open contest the venues quote; then the simulator is frozen, so the runs measure the buy
+ * path and not quote churn. The ingester keeps re-confirming the frozen quotes, so they stay live
+ * (not stale) for the whole run.
  * The positions the bench buys are those with a price a paper leg fills at (the route's own
  * paperQuote over the hot state) at most MAX_FILL_PRICE.
  *
