@@ -13,6 +13,7 @@ const SCENARIOS: Record<string, string> = {
   'history-query': './history-query.js',
   soak: './soak.js',
   wallet: './wallet.js',
+  orders: './orders.js',
 };
 
 const [name, ...args] = process.argv.slice(2);

@@ -27,13 +27,13 @@ import { parseArgs } from 'node:util';
 import { createPool } from '../src/store/pg/pool.js';
 import { printTable } from './support/autocannon.js';
 import { drive, type DriveResult, type Outcome } from './support/closed-loop.js';
+import { postJson } from './support/http-post.js';
 import { runIfMain } from './support/main.js';
 import { DEPOSIT_PATH, depositBody, RAW_SETTINGS, randomCents, rawDepositor, rawPool, type DepositStatements, type RawSettings } from './support/raw-deposit.js';
 import { Verdict } from './support/verdict.js';
-import { checkLedgers, DepositTally, tamperLedger } from './support/wallet-ledgers.js';
+import { checkLedgers, AmountTally, tamperLedger } from './support/wallet-ledgers.js';
 
 const RATIO_TARGET = 0.5;
-const REQUEST_TIMEOUT_MS = 30_000;
 
 interface ServerInfo {
   port: number;
@@ -41,22 +41,6 @@ interface ServerInfo {
   pool_max: number;
   accounts: { api_key: string; router_account_id: string }[];
   statements: DepositStatements;
-}
-
-/** One POST over a keep-alive agent; resolves status and body. */
-function post(agent: http.Agent, port: number, headers: Record<string, string>, body: string): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const req = http.request({ host: '127.0.0.1', port, path: DEPOSIT_PATH, method: 'POST', agent, headers: { ...headers, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) } }, (res) => {
-      let data = '';
-      res.setEncoding('utf8');
-      res.on('data', (c: string) => (data += c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: data }));
-      res.on('error', reject);
-    });
-    req.setTimeout(REQUEST_TIMEOUT_MS, () => req.destroy(new Error(`no answer in ${REQUEST_TIMEOUT_MS} ms`)));
-    req.on('error', reject);
-    req.end(body);
-  });
 }
 
 export default async function run(args: string[]): Promise<void> {
@@ -96,11 +80,11 @@ export default async function run(args: string[]): Promise<void> {
         `${seconds}s per run, ${rounds} rounds; raw pool ${info.pool_max} connections as the service's; server in pid ${child.pid}`,
     );
 
-    const tally = new DepositTally();
+    const tally = new AmountTally();
     const flowOp = async (worker: number): Promise<Outcome> => {
       const { api_key, router_account_id } = accountOf(worker);
       const cents = randomCents();
-      const r = await post(agent, info.port, { 'x-api-key': api_key, 'idempotency-key': randomUUID() }, depositBody(cents));
+      const r = await postJson(agent, info.port, DEPOSIT_PATH, { 'x-api-key': api_key, 'idempotency-key': randomUUID() }, depositBody(cents));
       if (r.status !== 201) return { ok: false, refusal: `${r.status} ${r.body.slice(0, 300)}` };
       if ((JSON.parse(r.body) as { data?: { amount?: number } }).data?.amount !== cents / 100) return { ok: false, refusal: `201-with-another-amount ${r.body.slice(0, 300)}` };
       tally.add(router_account_id, cents);

@@ -15,9 +15,9 @@ import { depositAmount, depositEventBase } from '../../api/rest/account/wallet.j
 import { appContext, type Runtime } from '../../cli/runtime.js';
 import { envelope } from '../../src/domain/envelope.js';
 import { canonicalFingerprint, IDEMPOTENCY_TTL_MS } from '../../src/store/pg/idempotency.js';
-import { createPool } from '../../src/store/pg/pool.js';
 import { depositParams, PRACTICE_DEPOSIT_SQL, type DepositResult } from '../../src/store/pg/wallet.js';
 import type { Outcome } from './closed-loop.js';
+import { recordingPool } from './sql-capture.js';
 
 export const DEPOSIT_PATH = '/flow/v1/auth/account/paper/deposit';
 
@@ -35,15 +35,7 @@ export const depositBody = (cents: number): string => JSON.stringify({ amount: c
  * returns what the deposit sent. The deposit lands like any other.
  */
 export async function captureDepositStatements(rt: Runtime, apiKey: string, cents: number): Promise<DepositStatements> {
-  const texts: string[] = [];
-  const pool = createPool(rt.config.databaseUrl, 1);
-  pool.on('connect', (client) => {
-    const query = client.query.bind(client) as (...a: unknown[]) => unknown;
-    (client as unknown as { query: (...a: unknown[]) => unknown }).query = (...a: unknown[]) => {
-      texts.push(typeof a[0] === 'string' ? a[0] : (a[0] as { text: string }).text);
-      return query(...a);
-    };
-  });
+  const { pool, sent: recorded } = recordingPool(rt.config.databaseUrl);
   const built = await buildApp(appContext(rt, { pool, metrics: new Registry() }));
   try {
     const r = await built.app.inject({
@@ -57,9 +49,10 @@ export async function captureDepositStatements(rt: Runtime, apiKey: string, cent
     await built.close();
     await pool.end();
   }
+  const texts = recorded.map((s) => s.text);
   // What the deposit itself sent: every statement on the account's records (authentication's key
   // lookups left out).
-  const sent = texts.map((t) => t.trim()).filter((t) => /practice|idempotency|outbox|accounts|BEGIN|COMMIT/i.test(t) && !/api_keys/.test(t));
+  const sent = texts.filter((t) => /practice|idempotency|outbox|accounts|BEGIN|COMMIT/i.test(t) && !/api_keys/.test(t));
   if (sent.length !== 1 || sent[0] !== PRACTICE_DEPOSIT_SQL) {
     throw new Error(
       `the deposit route no longer sends the one statement bench/support/raw-deposit.ts replays (${PRACTICE_DEPOSIT_SQL}); update the baseline. Captured:\n` +

@@ -5,8 +5,8 @@
  */
 import type { Pool } from '../../src/store/pg/pool.js';
 
-/** Per account: the deposits answered as landed and their total in cents (exact in JS integers). */
-export class DepositTally {
+/** Per account: the effects answered as landed (deposits, legs) and their total in cents (exact in JS integers). */
+export class AmountTally {
   private readonly byAccount = new Map<string, { count: number; cents: number }>();
 
   add(account: string, cents: number): void {
@@ -40,12 +40,29 @@ export interface LedgerCheck {
   unrecorded: string[];
 }
 
-interface LedgerRow {
-  router_account_id: string;
+/**
+ * The columns of a query over practice_ledger grouped by router_account_id that say whether an
+ * account's ledger holds together (ledgerShapeProblem reads them).
+ */
+export const LEDGER_SHAPE_COLUMNS = `count(*) AS entries, max(seq) AS max_seq,
+              count(*) FILTER (WHERE type = 'opening_balance') AS openings,
+              sum(amount) = (array_agg(balance_after ORDER BY seq DESC))[1] AS balanced`;
+
+export interface LedgerShape {
   entries: number;
   max_seq: number;
   openings: number;
   balanced: boolean;
+}
+
+/** Why an account's ledger does not hold together (sum ≠ last balance_after, seq not 1..n, not one opening entry), or null. */
+export function ledgerShapeProblem(id: string, r: LedgerShape): string | null {
+  if (r.balanced && r.max_seq === r.entries && (r.entries === 0 || r.openings === 1)) return null;
+  return `${id}: ${r.entries} entries, last seq ${r.max_seq}, ${r.openings} opening entries, sum ${r.balanced ? '=' : '≠'} last balance_after`;
+}
+
+interface LedgerRow extends LedgerShape {
+  router_account_id: string;
   deposits: number;
   deposited_cents: string;
   outbox: number;
@@ -53,12 +70,10 @@ interface LedgerRow {
 }
 
 /** Reads every account's ledger, outbox events and idempotency records and compares them with `tally`. */
-export async function checkLedgers(pool: Pool, accounts: readonly string[], tally: DepositTally): Promise<LedgerCheck> {
+export async function checkLedgers(pool: Pool, accounts: readonly string[], tally: AmountTally): Promise<LedgerCheck> {
   const { rows } = await pool.query<LedgerRow>(
     `WITH l AS (
-       SELECT router_account_id, count(*) AS entries, max(seq) AS max_seq,
-              count(*) FILTER (WHERE type = 'opening_balance') AS openings,
-              sum(amount) = (array_agg(balance_after ORDER BY seq DESC))[1] AS balanced,
+       SELECT router_account_id, ${LEDGER_SHAPE_COLUMNS},
               count(*) FILTER (WHERE type = 'deposit') AS deposits,
               (coalesce(sum(amount) FILTER (WHERE type = 'deposit'), 0) * 100)::numeric(40, 6)::text AS deposited_cents
          FROM practice_ledger WHERE router_account_id = ANY($1) GROUP BY router_account_id),
@@ -75,9 +90,8 @@ export async function checkLedgers(pool: Pool, accounts: readonly string[], tall
   for (const r of rows) {
     const t = tally.of(r.router_account_id);
     const id = r.router_account_id;
-    if (!r.balanced || r.max_seq !== r.entries || (r.entries > 0 && r.openings !== 1)) {
-      out.inconsistent.push(`${id}: ${r.entries} entries, last seq ${r.max_seq}, ${r.openings} opening entries, sum ${r.balanced ? '=' : '≠'} last balance_after`);
-    }
+    const shape = ledgerShapeProblem(id, r);
+    if (shape) out.inconsistent.push(shape);
     if (r.deposits !== t.count) out.miscounted.push(`${id}: ${r.deposits} deposit entries, ${t.count} deposits answered`);
     if (r.deposited_cents !== `${t.cents}.000000`) out.misadded.push(`${id}: deposit entries add up to ${r.deposited_cents} cents, answered ${t.cents}`);
     if (r.outbox !== t.count || r.records !== t.count) out.unrecorded.push(`${id}: ${r.outbox} balance events, ${r.records} idempotency records, ${t.count} deposits answered`);
@@ -87,7 +101,7 @@ export async function checkLedgers(pool: Pool, accounts: readonly string[], tall
 
 /**
  * The self-check (--tamper-check): one deposit entry written behind the bench's back, with a
- * balance_after off by a cent, so the checks above must fail on that account.
+ * balance_after off by a cent, so the ledger checks must fail on that account.
  */
 export async function tamperLedger(pool: Pool, account: string): Promise<void> {
   await pool.query(

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { captureDepositStatements, RAW_SETTINGS, rawDepositor, rawPool, type DepositStatements } from '../../../bench/support/raw-deposit.js';
-import { checkLedgers, DepositTally, tamperLedger } from '../../../bench/support/wallet-ledgers.js';
+import { checkLedgers, AmountTally, tamperLedger } from '../../../bench/support/wallet-ledgers.js';
 import { createKey } from '../../../src/store/pg/keys.js';
 import { PRACTICE_DEPOSIT_SQL } from '../../../src/store/pg/wallet.js';
 import { send } from '../../support/http.js';
@@ -37,7 +37,7 @@ describe('bench wallet: the raw baseline and the ledger checks', () => {
   it('lands raw deposits (every setting, concurrently on shared accounts) and Flow deposits alike; the checks agree with the tally', async () => {
     const a = await key();
     const b = await key();
-    const tally = new DepositTally();
+    const tally = new AmountTally();
     for (let i = 0; i < RAW_SETTINGS.length; i++) {
       const deposit = depositorFor(i);
       const outs = await Promise.all(
@@ -65,7 +65,7 @@ describe('bench wallet: the raw baseline and the ledger checks', () => {
     // A tally one deposit short (account a) or a cent off (account b) is caught, on that account only.
     const ta = tally.of(a.router_account_id);
     const tb = tally.of(b.router_account_id);
-    const wrong = new DepositTally();
+    const wrong = new AmountTally();
     for (let n = 0; n < ta.count - 1; n++) wrong.add(a.router_account_id, n === 0 ? ta.cents : 0);
     for (let n = 0; n < tb.count; n++) wrong.add(b.router_account_id, n === 0 ? tb.cents + 1 : 0);
     const off = await checkLedgers(s.rt.pool, [a.router_account_id, b.router_account_id], wrong);
