@@ -36,11 +36,13 @@ export class StoreUnavailable extends ApiError {
     readonly store: 'redis' | 'postgres',
     what = 'this request',
     readonly retryAfterSeconds = 1,
+    /** What is known: the store is unreachable, or it did not answer in time (unreachable, or every connection busy). */
+    state: 'unreachable' | 'no_answer' = 'unreachable',
   ) {
     super(
       503,
       'service_unavailable',
-      `${what} cannot be served right now (${store === 'redis' ? 'Redis' : 'PostgreSQL'} is unreachable); retry in ${retryAfterSeconds} s`,
+      `${what} cannot be served right now (${store === 'redis' ? 'Redis' : 'PostgreSQL'} ${state === 'unreachable' ? 'is unreachable' : 'did not answer in time: unreachable, or every connection is busy'}); retry in ${retryAfterSeconds} s`,
       { retry_after_seconds: retryAfterSeconds },
       { 'retry-after': String(retryAfterSeconds) },
     );

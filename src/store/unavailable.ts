@@ -8,8 +8,11 @@ import { StoreUnavailable } from '../errors.js';
 // starting), 53300 (too many connections).
 const PG_UNAVAILABLE_STATE = /^(08...|57P0[123]|53300)$/;
 const SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
-// node-postgres: pool connect timeout, a connection lost mid-query, a client already broken.
-const PG_MESSAGES = /timeout exceeded when trying to connect|Connection terminated|connection error and is not queryable|Client was closed and is not queryable/i;
+// node-postgres: a connection lost mid-query, a client already broken.
+const PG_MESSAGES = /Connection terminated|connection error and is not queryable|Client was closed and is not queryable/i;
+// node-postgres's pool gave up waiting for a connection: the server may be down, or every
+// connection of the pool may be busy (load beyond capacity). The answer must not claim the first.
+const PG_POOL_TIMEOUT = /timeout exceeded when trying to connect/i;
 // ioredis (src/store/redis/client.ts fails fast): queue flushed on a lost connection, no offline
 // queue, a hung connection's timeout, a client closed for good.
 const REDIS_MESSAGES = /Reached the max retries per request limit|Connection is closed|Stream isn't writeable|Command timed out/;
@@ -21,6 +24,7 @@ export function asStoreUnavailable(err: unknown, what?: string): StoreUnavailabl
   const code = (err as { code?: unknown }).code;
   if (err.name === 'MaxRetriesPerRequestError' || REDIS_MESSAGES.test(err.message)) return new StoreUnavailable('redis', what);
   if (typeof code === 'string' && (PG_UNAVAILABLE_STATE.test(code) || SOCKET_CODES.has(code))) return new StoreUnavailable('postgres', what);
+  if (PG_POOL_TIMEOUT.test(err.message)) return new StoreUnavailable('postgres', what, 1, 'no_answer');
   if (PG_MESSAGES.test(err.message)) return new StoreUnavailable('postgres', what);
   return null;
 }
