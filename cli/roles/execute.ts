@@ -5,7 +5,8 @@
  * venue's adapter would be opened here just the same). Any number of execute processes may run:
  * legs of one (account, venue) never run at once across them (docs/orders.md "Real-money legs").
  */
-import { ExecuteProcessor } from '../../pipelines/processors/execute.js';
+import { EXECUTE_DEFAULTS, ExecuteProcessor } from '../../pipelines/processors/execute.js';
+import { createPool } from '../../src/store/pg/pool.js';
 import type { VenueAdapter } from '../../src/venues/types.js';
 import type { Runtime } from '../runtime.js';
 
@@ -17,10 +18,15 @@ export interface ExecuteRole {
 
 export function startExecute(rt: Runtime, adapters: readonly VenueAdapter[]): ExecuteRole {
   const log = rt.log.child({ role: 'execute' });
+  // A leg holds a PostgreSQL connection from its lock to its decision (the venue call included):
+  // a pool of its own, one connection per job slot, so legs never queue behind the api's requests
+  // (or make them queue).
+  const venues = adapters.filter((a) => a.describe().capabilities.orders.place).length;
+  const pool = createPool(rt.config.databaseUrl, Math.max(1, venues * EXECUTE_DEFAULTS.concurrency), rt.log);
   const processor = new ExecuteProcessor({
     redisUrl: rt.config.redisUrl,
     ks: rt.ks,
-    pool: rt.pool,
+    pool,
     adapters,
     log,
     now: () => rt.clock.now(),
@@ -32,6 +38,7 @@ export function startExecute(rt: Runtime, adapters: readonly VenueAdapter[]): Ex
     processor,
     async stop() {
       await processor.close();
+      await pool.end();
     },
   };
 }

@@ -55,7 +55,7 @@ export interface ExecuteProcessorDeps {
 }
 
 export const EXECUTE_DEFAULTS = {
-  concurrency: 16,
+  concurrency: 4,
   lockMs: 10_000,
   intentTtlMs: 60_000,
   sweepEveryMs: 10_000,

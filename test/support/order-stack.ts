@@ -56,6 +56,9 @@ export async function startOrderStack(seed = 11, opts: OrderStackOptions = {}): 
   const startMs = Date.now();
   const market = new SimMarket({ seed, now: startMs });
   market.freeze(true);
+  // The venues' clock moves as a real venue's does (an order, a balance read each carry their own
+  // time: the expected balance compares them), while the dynamics never tick.
+  market.start({ clock: Date.now, interval_ms: 2 ** 31 - 1 });
   // The ingester's clock can be set back, to take a quote in as an old (stale) one.
   let lagMs = 0;
   const ingestNow = () => Date.now() - lagMs;
@@ -136,6 +139,7 @@ export async function startOrderStack(seed = 11, opts: OrderStackOptions = {}): 
     key: (keyType = 'execution', extra = {}) =>
       createKey(s.rt.pool, s.rt.gate, { plan: extra.plan ?? 'scale', keyType, environment: extra.environment ?? 'test', rateLimitPerMinute: 1_000_000, rateLimitPerDay: 10_000_000 }),
     async close() {
+      market.stop();
       for (const p of executors) await p.close();
       await ingester.stop();
       await producer.close();
