@@ -6,7 +6,7 @@
  */
 import { practiceAccountPartnerId, PRACTICE_PARTNER_ID, type BalanceUpdateEvent, type Currency } from '../../../src/domain/account.js';
 import type { ResolvedLeg } from '../../../src/domain/orders.js';
-import { paperQuote } from '../../../src/compute/paper.js';
+import { bestPaperQuote } from '../../../src/domain/order-checks.js';
 import type { PartnerLiquidity } from '../../../src/domain/stream.js';
 import {
   orderUpdateEvent,
@@ -224,7 +224,7 @@ export class BuyRun {
 
     const quotes = (await this.quotesOf(position.contest_id)).get(positionHash) ?? [];
     const internal = await (this.internalBooks ??= internalBookPartners(this.r.client));
-    const quote = paperQuote(quotes, (p) => internal.has(p) || p === PRACTICE_PARTNER_ID);
+    const quote = bestPaperQuote(quotes, (q) => internal.has(q.partner_id) || q.partner_id === PRACTICE_PARTNER_ID);
     if (quote === null) {
       return rejected('no real venue quotes this position live with at least USD 1 available: a practice order has no price to fill at', 'no_live_price_for_paper');
     }
