@@ -191,6 +191,18 @@ describe('a real market leg', () => {
     expect(o.market._venue('sim_sportsbook').orders.size).toBe(0);
   });
 
+  it('verify_liquidity: a thin cached book is read live; one that moved away fails insufficient_live_depth, nothing written or sent', async () => {
+    const h = fresh();
+    await o.setBook('sim_book01', h, [{ price: 0.45, available: 25 }]);
+    await send(app(), 'POST', '/sim/v1/quotes', { partner_id: 'sim_book01', position_hash: h, price: 0.6, available: 25, levels: [{ price: 0.6, available: 25 }] }, o.admin);
+    const key = randomUUID();
+    const r = await buy({ orders: [real({ position_hash: h, partner_id: 'sim_book01', amount: 20, max_price: 0.5 })], verify_liquidity: true }, key);
+    expect(r.body.data.results[0]).toMatchObject({ status: 'failed', rejected_code: 'insufficient_live_depth', venues: [] });
+    expect(r.body.data.results[0].rejected_reason).toMatch(/live book moved away/);
+    expect((await orderRows()).filter((x) => x.idempotency_key === key)).toEqual([]);
+    expect(venueOrders('sim_book01', clientOrderId(acct, key, 0))).toEqual([]);
+  });
+
   it('shares on a probability venue; a limit order rests with what crossed booked and the rest held at its limit', async () => {
     const h = fresh();
     await o.setBook('sim_book01', h, [{ price: 0.4, available: 8 }, { price: 0.7, available: 500 }]);
@@ -472,5 +484,47 @@ describe('without an execute worker', () => {
     // The buy's answer is what it said then.
     const replay = await send(lone.s.built.app, 'POST', '/flow/v1/auth/orders/buy', { orders: [real({ position_hash: h, partner_id: 'sim_book01', amount: 10, max_price: 0.5 }), real({ position_hash: h, partner_id: 'sim_book01', amount: 5, max_price: 0.5 })] }, H(lk, { 'idempotency-key': key }));
     expect(replay.body).toEqual(r.body);
+  });
+
+  /** An undecided intent as a buy leaves it (written `agoMs` ago), on sim_book01. */
+  async function intent(k: CreatedKey, h: string, agoMs: number, state: 'intent' | 'sent' = 'intent') {
+    const key = randomUUID();
+    const { rows } = await lone.s.rt.pool.query<{ id: string }>(
+      `INSERT INTO orders (router_order_id, router_account_id, idempotency_key, leg_index, client_order_id, sor_decision_id, partner_id, requested_partner_id, currency, mode, order_type,
+                           position_hash, contest_id, title, requested_amount, max_price, amount, unfilled_notional, leg_status, status, fill_status,
+                           exec_state, send_amount, limit_price, commitment, created_at)
+       VALUES ('ord_' || md5($2), $1, $2::uuid, 0, $3, 'sor_t', 'sim_book01', 'sim_book01', 'USD', 'real', 'market', $4, split_part($4, ':', 1), 't', 10, 0.5, 10, 10,
+               'pending', 'pending', 'unfilled', $6, 10, 0.5, 10, clock_timestamp() - $5 * interval '1 millisecond')
+       RETURNING router_order_id AS id`,
+      [k.router_account_id, key, clientOrderId(k.router_account_id, key, 0), h, agoMs, state],
+    );
+    return { id: rows[0]!.id, cid: clientOrderId(k.router_account_id, key, 0) };
+  }
+  const decided = (id: string) => lone.s.rt.pool.query('SELECT exec_state, leg_status, status, rejected_reason FROM orders WHERE router_order_id = $1', [id]).then((r) => r.rows[0]);
+
+  it('an intent nobody enqueued (its api died first) is swept onto its venue’s queue and placed; one never sent past the TTL fails unsent, one sent is reconciled however old', async () => {
+    const lk = await lone.key();
+    await lone.connect(lk.router_account_id, 'sim_book01', 1_000);
+    const open = new Set(lone.market.catalog.contests.filter((c) => c.status === 'open').map((c) => c.id));
+    const h = lone.market.catalog.positions.filter((p) => open.has(p.contest_id) && p.market_key === 'moneyline')[1]!.position_hash;
+    await lone.setBook('sim_book01', h, [{ price: 0.45, available: 5_000 }]);
+    const swept = await intent(lk, h, 20_000);
+    const expired = await intent(lk, h, 120_000);
+    const reconciled = await intent(lk, h, 120_000, 'sent');
+    const p = lone.execute({ sweepAfterMs: 5_000, intentTtlMs: 60_000 });
+    expect(await p.sweep()).toBeGreaterThanOrEqual(3);
+    const states = await eventually(() => Promise.all([swept, expired, reconciled].map((x) => decided(x.id))), (rows) => rows.every((r) => r.exec_state === 'decided'), 10_000);
+    expect(states[0]).toMatchObject({ leg_status: 'completed', status: 'open' });
+    expect(states[1]).toMatchObject({ leg_status: 'failed', status: 'closed' });
+    expect(states[1].rejected_reason).toMatch(/not sent/);
+    expect(states[2]).toMatchObject({ leg_status: 'completed' });
+    const venue = [...lone.market._venue('sim_book01').orders.values()].map((x) => x.client_order_id);
+    expect(venue).toContain(swept.cid);
+    expect(venue).toContain(reconciled.cid);
+    expect(venue).not.toContain(expired.cid);
+    // A young intent is left to the buy that wrote it.
+    const young = await intent(lk, h, 0);
+    await p.sweep();
+    expect((await decided(young.id)).exec_state).toBe('intent');
   });
 });
