@@ -8,11 +8,19 @@ import { reconnectDelay, type Keyspace } from '../src/store/redis/client.js';
 export interface JobMap {
   /** Recompute one contest from its venue state (payload carries no quotes: state lives in Redis). */
   liquidity: { contest_id: string };
+  /** Execute one real-money leg: its intent is in PostgreSQL (the job id is the router_order_id). */
+  execute: { router_order_id: string };
 }
 
 export type QueueName = keyof JobMap;
 
-export const QUEUE_NAMES: { [K in QueueName]: K } = { liquidity: 'liquidity' };
+export const QUEUE_NAMES: { liquidity: 'liquidity' } = { liquidity: 'liquidity' };
+
+/**
+ * One execute queue per venue (docs/orders.md "Real-money legs"): a worker takes a venue's legs
+ * only where that venue's adapter runs. ':' (which BullMQ refuses in a queue name) cannot occur.
+ */
+export const executeQueueName = (partnerId: string): string => `execute.${partnerId.replace(/[^A-Za-z0-9_.-]/g, '_')}`;
 
 /** BullMQ wants a connection config per Queue/Worker; the URL is parsed once here. */
 export function bullConnection(redisUrl: string): ConnectionOptions {

@@ -40,6 +40,12 @@ export interface Config {
    * minAgeSeconds, whichever holds more, never more than maxEvents.
    */
   eventLog: { minEvents: number; minAgeSeconds: number; maxEvents: number };
+  /**
+   * Real-money legs (docs/orders.md "Real-money legs"): how long a buy waits for a leg's decision
+   * before answering it pending, and how long after the buy an intent no execute worker has sent
+   * may still be sent (after that it fails, never placed).
+   */
+  execute: { waitMs: number; intentTtlMs: number };
 }
 
 export class ConfigError extends Error {}
@@ -50,6 +56,13 @@ function eventLogConfig(env: NodeJS.ProcessEnv): Config['eventLog'] {
   const minAgeSeconds = int(env, 'FLOW_EVENT_LOG_MIN_AGE_SECONDS', 300, 300, 86_400);
   const maxEvents = int(env, 'FLOW_EVENT_LOG_MAX_EVENTS', Math.max(100_000, minEvents), minEvents, 10_000_000);
   return { minEvents, minAgeSeconds, maxEvents };
+}
+
+/** The intent TTL is at least the wait: a leg the buy still waits for is never expired under it. */
+function executeConfig(env: NodeJS.ProcessEnv): Config['execute'] {
+  const waitMs = int(env, 'FLOW_EXECUTE_WAIT_MS', 15_000, 100, 120_000);
+  const intentTtlMs = int(env, 'FLOW_EXECUTE_INTENT_TTL_MS', Math.max(60_000, waitMs), waitMs, 3_600_000);
+  return { waitMs, intentTtlMs };
 }
 
 /**
@@ -131,5 +144,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, secrets: Secret
     historyIncludeSynthetic: bool(env, 'FLOW_HISTORY_INCLUDE_SYNTHETIC', false),
     hotRetentionSeconds: int(env, 'FLOW_HOT_RETENTION_SECONDS', 3600, 1, 30 * 86_400),
     eventLog: eventLogConfig(env),
+    execute: executeConfig(env),
   };
 }

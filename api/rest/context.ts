@@ -8,6 +8,7 @@ import type { Keyspace, Redis } from '../../src/store/redis/client.js';
 import type { RequestGate } from '../../src/store/redis/gate.js';
 import type { ClickHouseClient } from '../../src/store/clickhouse/client.js';
 import type { Registry } from 'prom-client';
+import type { LiveBookReader } from '../../src/domain/order-checks.js';
 
 export interface AppContext {
   config: Config;
@@ -20,4 +21,6 @@ export interface AppContext {
   cursors: Cursors;
   metrics: Registry;
   clickhouse?: ClickHouseClient;
+  /** Venues' live books for a buy's verify_liquidity, where this process runs the venue adapters (absent: none read live). */
+  live?: LiveBookReader;
 }

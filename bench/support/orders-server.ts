@@ -9,7 +9,7 @@
  * path and not quote churn. The ingester keeps re-confirming the frozen quotes, so they stay live
  * (not stale) for the whole run.
  * The positions the bench buys are those with a price a paper leg fills at (the route's own
- * paperQuote over the hot state) at most MAX_FILL_PRICE.
+ * bestPaperQuote over the hot state) at most MAX_FILL_PRICE.
  *
  * The account-event relay (the api role's outbox → event log mover) does not run, as in bench
  * wallet: the buys' events stay in the outbox for the end-of-run checks to count.
@@ -26,7 +26,7 @@ import { Registry } from 'prom-client';
 import { buildApp } from '../../api/rest/app.js';
 import { appContext } from '../../cli/runtime.js';
 import { startCompute, startIngest } from '../../cli/roles/market.js';
-import { paperQuote } from '../../src/compute/paper.js';
+import { bestPaperQuote } from '../../src/domain/order-checks.js';
 import { PRACTICE_PARTNER_ID } from '../../src/domain/account.js';
 import type { PartnerLiquidity } from '../../src/domain/stream.js';
 import { internalBookPartners, openContestIds } from '../../src/store/pg/catalog.js';
@@ -109,7 +109,7 @@ async function settled<T extends { size: number; keys(): Iterable<string> }>(wha
 function buyTargets(docs: Map<string, string>): BuyTarget[] {
   const perContest = [...docs.values()].map((json) =>
     (JSON.parse(json) as { position_hash: string; partner_liquidities: PartnerLiquidity[] }[]).flatMap((p) => {
-      const q = paperQuote(p.partner_liquidities, isInternal);
+      const q = bestPaperQuote(p.partner_liquidities, (x) => isInternal(x.partner_id));
       return q && q.price <= MAX_FILL_PRICE ? [{ position_hash: p.position_hash, partner_id: q.partner_id, price: q.price }] : [];
     }),
   );

@@ -4,11 +4,12 @@
  * Every api process runs a relay; they share the outbox safely.
  */
 import { buildApp, type RoutePlugin } from '../../api/rest/app.js';
+import type { AppContext } from '../../api/rest/context.js';
 import { AccountEventRelay } from '../../pipelines/account-events/relay.js';
 import { appContext, type Runtime } from '../runtime.js';
 
-export async function startApi(rt: Runtime, plugins: RoutePlugin[] = []): Promise<{ stop(): Promise<void>; port: number }> {
-  const built = await buildApp(appContext(rt, { clickhouse: rt.clickhouse() }), plugins);
+export async function startApi(rt: Runtime, plugins: RoutePlugin[] = [], extra: Pick<AppContext, 'live'> = {}): Promise<{ stop(): Promise<void>; port: number }> {
+  const built = await buildApp(appContext(rt, { clickhouse: rt.clickhouse(), ...extra }), plugins);
   await built.app.listen({ host: rt.config.host, port: rt.config.port });
   const addr = built.app.server.address();
   const port = typeof addr === 'object' && addr ? addr.port : rt.config.port;

@@ -1,7 +1,7 @@
 /**
  * Starts roles in `flow all`'s order and wiring: ingest first (it owns the simulator the api's
- * /sim/v1 drives, and the venue adapters the balance refresher reads through), then compute, then
- * the listeners, then the scheduler. The CLI and the benches that run the whole service in one
+ * /sim/v1 drives, and the venue adapters the balance refresher reads and the execute role places
+ * orders through), then compute, then execute, then the listeners, then the scheduler. The CLI and the benches that run the whole service in one
  * process share this, so they run what an operator runs.
  *
  * The balance refresh needs the venue adapters: in a process without the ingest role the api
@@ -17,9 +17,11 @@ import { preflightRoutes } from '../../api/rest/orders/index.js';
 import { simRoutes } from '../../api/rest/sim/routes.js';
 import type { Role } from '../../src/config.js';
 import { HotState } from '../../src/store/redis/hot.js';
+import { adapterLiveBooks } from '../../src/venues/live-books.js';
 import type { Runtime } from '../runtime.js';
 import { startApi } from './api.js';
 import { startGatewayRole } from './gateway.js';
+import { startExecute } from './execute.js';
 import { startCompute, startIngest, type ComputeRole, type IngestOptions, type IngestRole } from './market.js';
 import { balanceRefresher, startScheduler } from './scheduler.js';
 
@@ -53,6 +55,11 @@ export async function startRoles(rt: Runtime, roles: readonly Role[], opts: { in
       const processor = out.compute.processor;
       out.ingest.ingester.onStored = (contestId) => processor.computeNow(contestId);
     }
+    // Real-money legs are placed through the ingest role's adapters (cli/roles/execute.ts).
+    if (has('execute')) {
+      if (out.ingest) out.running.push(startExecute(rt, out.ingest.adapters));
+      else rt.log.warn({ role: 'execute' }, 'the execute role places orders through the venue adapters of the ingest role, which this process does not run; skipped');
+    }
     // The api role also runs the account-event relay (PostgreSQL outbox → event log; cli/roles/api.ts).
     const refresher = out.ingest ? balanceRefresher(rt, out.ingest.adapters) : null;
     if (has('api')) {
@@ -61,7 +68,8 @@ export async function startRoles(rt: Runtime, roles: readonly Role[], opts: { in
       const plugins: RoutePlugin[] = [liquidityRoutes(new HotState(rt.redis, rt.ks)), historyRoutes, preflightRoutes({ adapters: out.ingest?.adapters ?? null })];
       if (out.ingest?.sim) plugins.push(simRoutes(out.ingest.sim));
       if (refresher) plugins.push(balanceRefreshRoutes(refresher));
-      const api = await startApi(rt, plugins);
+      // A buy's verify_liquidity reads live books through the same adapters as preflight's.
+      const api = await startApi(rt, plugins, out.ingest ? { live: adapterLiveBooks(out.ingest.adapters) } : {});
       out.apiPort = api.port;
       out.running.push({ name: 'api', stop: api.stop });
     }
@@ -78,7 +86,7 @@ export async function startRoles(rt: Runtime, roles: readonly Role[], opts: { in
     throw err;
   }
   for (const r of roles) {
-    if (!['ingest', 'compute', 'api', 'gateway', 'scheduler'].includes(r)) rt.log.warn({ role: r }, 'role not available in this build; skipped');
+    if (!['ingest', 'compute', 'execute', 'api', 'gateway', 'scheduler'].includes(r)) rt.log.warn({ role: r }, 'role not available in this build; skipped');
   }
   return out;
 }

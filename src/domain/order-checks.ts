@@ -535,15 +535,23 @@ function verification(live: LiveBook | null, levels: readonly PriceLevel[], limi
   return { verified: true, live_available: w.available, live_price: w.best };
 }
 
-/** The best live price a practice leg fills at: real venues' fresh quotes with at least USD 1 (spec rule 11). */
-export function bestPaperPrice(quotes: LegMarket['quotes']): number | null {
-  let best: number | null = null;
+/**
+ * The quote a practice leg fills at (spec rule 11), the one rule the buy and preflight share: among
+ * quotes of venues that are not an internal book, not stale, priced strictly between 0 and 1, with
+ * at least USD 1 available, the lowest price a buyer pays; ties go to the larger size, then the
+ * venue id, so the choice never depends on the order quotes were stored in. null when none qualifies.
+ */
+export function bestPaperQuote<Q extends { partner_id: string; price: number; available: number; is_stale: boolean }>(quotes: readonly Q[], isInternalBook: (q: Q) => boolean): Q | null {
+  let best: Q | null = null;
   for (const q of quotes) {
-    if (q.internal_book || q.is_stale || !(q.available >= PAPER_MIN_QUOTE_USD) || !(q.price > 0 && q.price < 1)) continue;
-    if (best === null || q.price < best) best = q.price;
+    if (isInternalBook(q) || q.is_stale || !(q.price > 0 && q.price < 1) || !(q.available >= PAPER_MIN_QUOTE_USD)) continue;
+    if (best === null || q.price < best.price || (q.price === best.price && (q.available > best.available || (q.available === best.available && q.partner_id < best.partner_id)))) best = q;
   }
   return best;
 }
+
+/** The best live price a practice leg fills at (bestPaperQuote's price). */
+export const bestPaperPrice = (quotes: LegMarket['quotes']): number | null => bestPaperQuote(quotes, (q) => q.internal_book)?.price ?? null;
 
 function evaluatePaper(input: LegInput): LegEvaluation {
   const { leg, practice, market } = input;

@@ -44,12 +44,16 @@ export const HALTED_UPSTREAM: LegFailure = {
   reason: 'not placed: an earlier leg failed or was rejected and on_leg_failure is halt',
 };
 
-/** Real-money legs are not executed by this build: the router cannot plan them (status rejected, no code). */
-export const REAL_MONEY_UNAVAILABLE: LegFailure = {
-  status: 'rejected',
-  code: null,
-  reason: 'real-money execution is not available in this build yet; nothing was sent to the venue (practice legs, mode paper, are)',
-};
+/**
+ * A leg the per-leg checks refused, as the buy answers it: failed with the spec's code (a control
+ * block or a venue constraint, spec "States and transitions"), or rejected when the router cannot
+ * plan it (no code) and for no_live_price_for_paper (rule 11 says rejected).
+ */
+export function checkFailure(r: { rejected_code: RejectedCode | null; rejected_reason: string | null }): LegFailure {
+  const reason = r.rejected_reason ?? 'refused by the pre-placement checks';
+  if (r.rejected_code === null || r.rejected_code === 'no_live_price_for_paper' || r.rejected_code === 'halted_upstream') return { status: 'rejected', code: r.rejected_code, reason };
+  return { status: 'failed', code: r.rejected_code, reason };
+}
 
 export interface SequenceOptions {
   halt: boolean;
@@ -65,10 +69,15 @@ export interface SequenceSteps<O> {
   checkAll(legs: readonly ResolvedLeg[]): Promise<(LegFailure | null)[]>;
   /** Places one leg (running its own checks again: state may have moved since the pre-check). */
   place(leg: ResolvedLeg): Promise<LegOutcome<O>>;
+  /**
+   * Legs that share account state (rule 5): under placement parallel, legs of one lane are placed
+   * one after another in array order and lanes run at once. Without it, every leg is in one lane.
+   */
+  lane?(leg: ResolvedLeg): string;
 }
 
-/** Whether a leg's outcome halts the legs after it (rule 3: failed or rejected; resting and pending do not). */
-const halts = (o: LegOutcome<unknown>): boolean => 'failure' in o;
+/** Whether a leg's outcome halts the legs after it (rule 3: failed or rejected, before or at the venue; resting and pending do not). */
+export const halts = (o: LegOutcome<unknown>): boolean => 'failure' in o || o.status === 'failed' || o.status === 'rejected';
 
 /**
  * Runs a buy's legs (spec rules 2-5) and returns one outcome per leg, in request order, and the
@@ -81,8 +90,9 @@ const halts = (o: LegOutcome<unknown>): boolean => 'failure' in o;
  *   failing leg reports its own failure, the others halted_upstream, halted_at_index the first
  *   failing leg.
  * - placement parallel: legs are dispatched together, so one leg's placement failure cannot stop
- *   another (only the pre-checks can halt). `place` is still called in array order: legs that share
- *   account state serialize (rule 5), and every leg of this build does (one wallet, one transaction).
+ *   another (only the pre-checks can halt). Legs that share account state serialize (rule 5): each
+ *   lane (steps.lane: real legs, one per venue) is placed in array order, lanes at once; without
+ *   lanes every leg shares one (practice legs: one wallet, one transaction).
  */
 export async function sequenceLegs<O>(legs: readonly ResolvedLeg[], opts: SequenceOptions, steps: SequenceSteps<O>): Promise<{ outcomes: LegOutcome<O>[]; haltedAt: number | null }> {
   const outcomes = new Array<LegOutcome<O>>(legs.length);
@@ -100,6 +110,19 @@ export async function sequenceLegs<O>(legs: readonly ResolvedLeg[], opts: Sequen
       return { outcomes, haltedAt: first };
     }
   }
+  if (opts.parallel) {
+    const lanes = new Map<string, number[]>();
+    for (const i of toPlace) {
+      const lane = steps.lane?.(legs[i]!) ?? '';
+      (lanes.get(lane) ?? lanes.set(lane, []).get(lane)!).push(i);
+    }
+    await Promise.all(
+      [...lanes.values()].map(async (lane) => {
+        for (const i of lane) outcomes[i] = await steps.place(legs[i]!);
+      }),
+    );
+    return { outcomes, haltedAt };
+  }
   for (const i of toPlace) {
     if (haltedAt !== null) {
       outcomes[i] = { failure: HALTED_UPSTREAM };
@@ -107,7 +130,7 @@ export async function sequenceLegs<O>(legs: readonly ResolvedLeg[], opts: Sequen
     }
     const o = await steps.place(legs[i]!);
     outcomes[i] = o;
-    if (opts.halt && !opts.parallel && halts(o)) haltedAt = i;
+    if (opts.halt && halts(o)) haltedAt = i;
   }
   return { outcomes, haltedAt };
 }

@@ -220,8 +220,12 @@ describe('orders: a practice buy, the reads, the cancel', () => {
     const [paper] = bought.body.data.results;
     expect(paper).toMatchObject({ status: 'completed', requested_partner_id: 'sim_exchange', filled_notional: 3.1, venues: [{ partner_id: 'practice', success: true }] });
     expect(paper.avg_price).toBeLessThanOrEqual(0.31);
+    // A real leg on a connected venue: the service's execute role places it there, and the buy
+    // answers with the venue's fill.
+    const me = (await call('/flow/v1/auth/me')).body.data.router_account_id as string;
+    expect((await call(`/sim/v1/accounts/${enc(me)}/connect`, { method: 'POST', body: { partner_id: 'sim_exchange', balance: 100 } })).status).toBe(200);
     const real = await call('/flow/v1/auth/orders/buy', { method: 'POST', body: { orders: [leg('real')] }, headers: { 'idempotency-key': randomUUID() } });
-    expect(real.body.data.results[0]).toMatchObject({ status: 'rejected', rejected_code: null });
+    expect(real.body.data.results[0]).toMatchObject({ status: 'completed', venues: [{ partner_id: 'sim_exchange', success: true }] });
     const id = paper.venues[0].router_order_id as string;
     const listed = await call('/flow/v1/auth/orders?currency=ATLAS&limit=5');
     expect(listed.body.data.map((o: any) => o.router_order_id)).toContain(id);

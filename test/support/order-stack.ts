@@ -16,6 +16,8 @@ import { Ingester } from '../../pipelines/ingest/ingester.js';
 import { LiquidityProducer } from '../../pipelines/producers/liquidity.js';
 import { SettlementRecorder } from '../../pipelines/settlement/recorder.js';
 import type { LiquidityProcessor } from '../../pipelines/processors/liquidity.js';
+import { ExecuteProcessor, type ExecuteProcessorDeps } from '../../pipelines/processors/execute.js';
+import { adapterLiveBooks } from '../../src/venues/live-books.js';
 import { createKey, type CreatedKey } from '../../src/store/pg/keys.js';
 import { HotState } from '../../src/store/redis/hot.js';
 import { buildSimCatalog, createSimAdapters, SimMarket } from '../../src/venues/sim/index.js';
@@ -39,23 +41,40 @@ export interface OrderStack {
   /** Connects a sim venue to an account as the hosted flow would (POST /sim/v1/accounts/:id/connect). */
   connect(account: string, partnerId: string, balance: number, credentialStatus?: 'pending' | 'connected' | 'failed'): Promise<void>;
   key(keyType?: 'data' | 'execution', extra?: { plan?: 'scale' | 'organization'; environment?: 'test' | 'live' }): Promise<CreatedKey>;
+  /** The venue adapters preflight, the buy and execute workers use (on the same simulator). */
+  adapters: VenueAdapter[];
+  /** Starts an execute worker on the stack's adapters (closed with the stack). */
+  execute(extra?: Partial<ExecuteProcessorDeps>): ExecuteProcessor;
   close(): Promise<void>;
 }
 
-export async function startOrderStack(seed = 11): Promise<OrderStack> {
+export interface OrderStackOptions {
+  /** FLOW_EXECUTE_WAIT_MS of the app (how long a buy waits for a real leg's decision). */
+  executeWaitMs?: number;
+  /** The venue adapters the app and execute workers use, wrapped (to observe or slow venue calls). */
+  wrapAdapters?(adapters: VenueAdapter[]): VenueAdapter[];
+}
+
+export async function startOrderStack(seed = 11, opts: OrderStackOptions = {}): Promise<OrderStack> {
   const startMs = Date.now();
   const market = new SimMarket({ seed, now: startMs });
   market.freeze(true);
+  // The venues' clock moves as a real venue's does (an order, a balance read each carry their own
+  // time: the expected balance compares them), while the dynamics never tick.
+  market.start({ clock: Date.now, interval_ms: 2 ** 31 - 1 });
   // The ingester's clock can be set back, to take a quote in as an old (stale) one.
   let lagMs = 0;
   const ingestNow = () => Date.now() - lagMs;
   const ingestAdapters = createSimAdapters(market, { clock: ingestNow });
-  const liveAdapters: VenueAdapter[] = createSimAdapters(market);
-  for (const a of [...ingestAdapters, ...liveAdapters]) await a.connect();
+  const simAdapters: VenueAdapter[] = createSimAdapters(market);
+  for (const a of [...ingestAdapters, ...simAdapters]) await a.connect();
+  const liveAdapters = opts.wrapAdapters ? opts.wrapAdapters(simAdapters) : simAdapters;
   // Made once the stack's pool exists; the settle route only runs after that.
   let settlements: SettlementRecorder | null = null;
   const s = await startStack({
     catalog: buildSimCatalog(seed, startMs),
+    env: opts.executeWaitMs !== undefined ? { FLOW_EXECUTE_WAIT_MS: String(opts.executeWaitMs) } : {},
+    live: adapterLiveBooks(liveAdapters),
     plugins: [
       (app, ctx) => liquidityRoutes(new HotState(ctx.redis, ctx.ks))(app, ctx),
       simRoutes({ market, refresh: async () => undefined, settlementsRecorded: () => settlements!.flush() }),
@@ -80,6 +99,7 @@ export async function startOrderStack(seed = 11): Promise<OrderStack> {
   const processor: LiquidityProcessor = testProcessor(s, hot, compute, () => Date.now());
   ingester.onStored = (contestId) => processor.computeNow(contestId);
   const admin = { 'x-admin-token': s.config.adminToken };
+  const executors: ExecuteProcessor[] = [];
 
   // We minted position hashes: the contest is their first part.
   const contestOf = (hash: string) => hash.split(':')[0]!;
@@ -117,15 +137,23 @@ export async function startOrderStack(seed = 11): Promise<OrderStack> {
       const r = await send(s.built.app, 'POST', `/sim/v1/accounts/${encodeURIComponent(account)}/connect`, { partner_id: partnerId, balance, ...(credentialStatus ? { credential_status: credentialStatus } : {}) }, admin);
       if (r.status !== 200) throw new Error(`sim connect ${partnerId}: ${r.status} ${JSON.stringify(r.body)}`);
     },
+    adapters: liveAdapters,
+    execute(extra = {}) {
+      const p = new ExecuteProcessor({ redisUrl: s.env.REDIS_URL!, ks: s.rt.ks, pool: s.rt.pool, adapters: liveAdapters, log: pino({ level: 'silent' }), now: () => Date.now(), lockMs: 2_000, ...extra });
+      executors.push(p);
+      return p;
+    },
     key: (keyType = 'execution', extra = {}) =>
       createKey(s.rt.pool, s.rt.gate, { plan: extra.plan ?? 'scale', keyType, environment: extra.environment ?? 'test', rateLimitPerMinute: 1_000_000, rateLimitPerDay: 10_000_000 }),
     async close() {
       await settlements!.stop();
+      market.stop();
+      for (const p of executors) await p.close();
       await ingester.stop();
       await producer.close();
       await processor.close();
       await compute.close();
-      for (const a of [...ingestAdapters, ...liveAdapters]) await a.close();
+      for (const a of [...ingestAdapters, ...simAdapters]) await a.close();
       await s.close();
     },
   };

@@ -10,6 +10,7 @@ import { pino } from 'pino';
 import { buildApp, type BuiltApp, type RoutePlugin } from '../../api/rest/app.js';
 import { appContext, openRuntime, type Runtime } from '../../cli/runtime.js';
 import type { Clock } from '../../src/clock.js';
+import type { LiveBookReader } from '../../src/domain/order-checks.js';
 import type { ClickHouseClient } from '../../src/store/clickhouse/client.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { seedCatalog, type CatalogSeed } from '../../src/store/pg/catalog.js';
@@ -87,6 +88,10 @@ export async function startStack(
     clickhouse?: ClickHouseClient;
     /** Check every inject() response against the served OpenAPI document (default true). */
     contract?: boolean;
+    /** More configuration variables (e.g. FLOW_EXECUTE_WAIT_MS). */
+    env?: Record<string, string>;
+    /** The venues' live books for the buy's verify_liquidity (the adapters of an ingest role). */
+    live?: LiveBookReader;
   } = {},
 ): Promise<TestStack> {
   const names = testNames();
@@ -98,6 +103,7 @@ export async function startStack(
     FLOW_JWT_SECRET: 'test-jwt-secret',
     FLOW_ADMIN_TOKEN: 'test-admin',
     FLOW_CURSOR_SECRET: 'test-cursor-secret',
+    ...opts.env,
   };
   const config = loadConfig(env);
   const rt = await openRuntime(config, pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }), { clock: opts.clock, defaultMetrics: false });
@@ -105,7 +111,7 @@ export async function startStack(
     await seedCatalog(rt.pool, opts.catalog ?? FIXTURE_CATALOG);
     await bumpCatalogVersion(rt.redis, rt.ks);
   }
-  const built = await buildApp(appContext(rt, opts.clickhouse ? { clickhouse: opts.clickhouse } : {}), opts.plugins ?? []);
+  const built = await buildApp(appContext(rt, { ...(opts.clickhouse ? { clickhouse: opts.clickhouse } : {}), ...(opts.live ? { live: opts.live } : {}) }), opts.plugins ?? []);
   if (opts.contract !== false) await holdToContract(built.app);
   return {
     config,

@@ -30,6 +30,13 @@ describe('config', () => {
     expect(() => loadConfig({ FLOW_EVENT_LOG_MIN_AGE_SECONDS: '60' })).toThrow(/FLOW_EVENT_LOG_MIN_AGE_SECONDS/);
     expect(() => loadConfig({ FLOW_EVENT_LOG_MIN_EVENTS: '20000', FLOW_EVENT_LOG_MAX_EVENTS: '15000' })).toThrow(/FLOW_EVENT_LOG_MAX_EVENTS/);
   });
+  it('real-money legs: the buy waits 15 s for a decision by default; an intent is sendable for at least as long as the buy waits', () => {
+    expect(loadConfig({}).execute).toEqual({ waitMs: 15_000, intentTtlMs: 60_000 });
+    expect(loadConfig({ FLOW_EXECUTE_WAIT_MS: '90000' }).execute).toEqual({ waitMs: 90_000, intentTtlMs: 90_000 });
+    expect(loadConfig({ FLOW_EXECUTE_WAIT_MS: '2000', FLOW_EXECUTE_INTENT_TTL_MS: '5000' }).execute).toEqual({ waitMs: 2_000, intentTtlMs: 5_000 });
+    expect(() => loadConfig({ FLOW_EXECUTE_WAIT_MS: '5000', FLOW_EXECUTE_INTENT_TTL_MS: '4000' })).toThrow(/FLOW_EXECUTE_INTENT_TTL_MS/);
+    expect(() => loadConfig({ FLOW_EXECUTE_WAIT_MS: '0' })).toThrow(/FLOW_EXECUTE_WAIT_MS/);
+  });
   it('has no built-in secret: unset ones come from the secret source, each its own', () => {
     const asked: [string, string][] = [];
     const c = loadConfig({ FLOW_DATA_DIR: '/srv/flow' }, (name, file) => {

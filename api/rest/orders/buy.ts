@@ -1,9 +1,10 @@
 /**
- * POST /flow/v1/auth/orders/buy (spec "Orders: place"; docs/orders.md "Buy"). The whole buy is one
+ * POST /flow/v1/auth/orders/buy (spec "Orders: place"; docs/orders.md "Buy"). A practice buy is one
  * PostgreSQL transaction with its Idempotency-Key record: the orders, their ledger entries and
- * their events commit together or not at all, and the same key and body replay the first answer
- * byte for byte. Request-level refusals (400, 404, 409) write nothing, so a corrected request may
- * reuse the key.
+ * their events commit together or not at all. A real-money buy waits on venues, so it runs under a
+ * leased key record instead (real-legs.ts). Either way the same key and body replay the first
+ * answer byte for byte, and request-level refusals (400, 404, 409) write nothing, so a corrected
+ * request may reuse the key.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Currency } from '../../../src/domain/account.js';
@@ -13,18 +14,18 @@ import { currencyOfMode, sequenceLegs, type BuyResponse } from '../../../src/dom
 import { ApiError, badRequest } from '../../../src/errors.js';
 import { lockAccount } from '../../../src/store/pg/accounts.js';
 import { canonicalFingerprint, runIdempotent } from '../../../src/store/pg/idempotency.js';
-import { getOpportunity, modelRefusesOrders } from '../../../src/store/pg/opportunities.js';
-import type { PoolClient } from '../../../src/store/pg/pool.js';
+import { listPartners } from '../../../src/store/pg/catalog.js';
 import { HotState } from '../../../src/store/redis/hot.js';
+import { noLiveBooks } from '../../../src/venues/live-books.js';
 import type { AppContext } from '../context.js';
 import { ACCOUNT_WRITE, actingAccount, idempotencyKey } from '../account/acting.js';
-import { modelError, modelNotFound } from '../account/models.js';
-import { opportunityNotFound } from '../account/opportunities.js';
 import { writeErrors } from '../account/shapes.js';
 import { Ok } from '../openapi/responses.js';
 import { sendRecorded } from '../reply.js';
 import { BUY_REQUEST_CODES, BuyBody, resolvedLegs, type BuyBodyT } from './body.js';
 import { BuyRun } from './execution.js';
+import { RealBuys } from './real-legs.js';
+import { checkOrderTypes, orderTargets } from './request.js';
 import { BuyResponse as BuyResponseShape } from './shapes.js';
 
 export const BUY_OPERATION = 'orders.buy';
@@ -56,47 +57,20 @@ function requestCurrency(legs: readonly ResolvedLeg[]): Currency | null {
   return [...currencies][0] ?? null;
 }
 
-/**
- * Rule 8, before anything else (no price looked up, no balance moved): the model must be the
- * account's (404 model_not_found) and active (409 model_archived); a joined opportunity must be the
- * account's (404 opportunity_not_found), of the request's currency (400 currency_mismatch) and of
- * the request's model (400 model_mismatch). A request naming no model files its orders under the
- * joined opportunity's model. The model row stays share-locked for the transaction.
- */
-async function orderTargets(client: PoolClient, account: string, body: BuyBodyT, currency: Currency | null): Promise<{ modelId: string | null; opportunityId: string | null }> {
-  let modelId = body.model_id ?? null;
-  let refusal = modelId === null ? null : await modelRefusesOrders(client, account, modelId);
-  if (refusal === 'model_not_found') throw modelNotFound(modelId!);
-  let opportunityId: string | null = null;
-  if (body.opportunity_id !== undefined) {
-    const opportunity = await getOpportunity(client, account, body.opportunity_id);
-    if (!opportunity) throw opportunityNotFound(body.opportunity_id);
-    if (currency !== null && opportunity.currency !== currency) {
-      throw new ApiError(400, 'currency_mismatch', `opportunity ${JSON.stringify(opportunity.opportunity_id)} holds ${opportunity.currency} orders; these legs are ${currency}`, {
-        opportunity_id: opportunity.opportunity_id,
-        opportunity_currency: opportunity.currency,
-        currency,
-      });
-    }
-    if (modelId !== null && opportunity.model_id !== modelId) {
-      throw new ApiError(400, 'model_mismatch', `opportunity ${JSON.stringify(opportunity.opportunity_id)} belongs to ${opportunity.model_id === null ? 'no model' : `model ${JSON.stringify(opportunity.model_id)}`}, not ${JSON.stringify(modelId)}`, {
-        opportunity_id: opportunity.opportunity_id,
-        opportunity_model_id: opportunity.model_id,
-        model_id: modelId,
-      });
-    }
-    if (modelId === null && opportunity.model_id !== null) {
-      modelId = opportunity.model_id;
-      refusal = await modelRefusesOrders(client, account, modelId);
-    }
-    opportunityId = opportunity.opportunity_id;
-  }
-  if (refusal !== null) throw modelError(refusal, { model_id: modelId ?? undefined });
-  return { modelId, opportunityId };
-}
-
 export function buyRoutes(app: FastifyInstance, ctx: AppContext): void {
   const hot = new HotState(ctx.redis, ctx.ks);
+  const real = new RealBuys({
+    pool: ctx.pool,
+    databaseUrl: ctx.config.databaseUrl,
+    redisUrl: ctx.config.redisUrl,
+    ks: ctx.ks,
+    hot,
+    live: ctx.live ?? noLiveBooks,
+    log: ctx.log,
+    now: () => ctx.clock.now(),
+    waitMs: ctx.config.execute.waitMs,
+  });
+  app.addHook('onClose', async () => real.close());
 
   app.post<{ Body: BuyBodyT }>(
     '/flow/v1/auth/orders/buy',
@@ -106,7 +80,7 @@ export function buyRoutes(app: FastifyInstance, ctx: AppContext): void {
         tags: ['orders'],
         summary: 'Place a buy of one or more legs; Idempotency-Key required',
         description:
-          'Practice legs (mode paper) fill on the internal book at the best live price across real venues and debit the practice wallet. Real-money legs are not executed by this build: each comes back rejected (docs/orders.md).',
+          'Practice legs (mode paper) fill on the internal book at the best live price across real venues and debit the practice wallet. Real-money legs run the preflight checks, are written as intents and placed on their venues by the execute role under their client order id; the call returns once each leg is decided, or answers it pending when its decision takes longer than the wait (docs/orders.md).',
         operationId: 'buyOrders',
         response: {
           200: Ok(BuyResponseShape, 'One result per leg, in request order (a replay of the same key answers the first response)'),
@@ -128,7 +102,14 @@ export function buyRoutes(app: FastifyInstance, ctx: AppContext): void {
       const atMs = ctx.clock.now();
       const at = new Date(atMs).toISOString();
       const body = req.body;
-      const { response } = await runIdempotent(ctx.pool, { routerAccountId: account, key, operation: BUY_OPERATION, fingerprint: canonicalFingerprint(body) }, async (client) => {
+      const scope = { routerAccountId: account, key, operation: BUY_OPERATION, fingerprint: canonicalFingerprint(body) };
+      if (currency === 'USD') {
+        // Rule 1 for real legs: the venue's supported_order_types (400, nothing written).
+        const partners = await listPartners(ctx.pool);
+        checkOrderTypes(legs, new Map(partners.map((p) => [p.partner_id, p])));
+        return sendRecorded(reply, await real.buy({ account, scope, body, legs, partners, atMs }));
+      }
+      const { response } = await runIdempotent(ctx.pool, scope, async (client) => {
         // The account first, then the model: the order every writer takes them in (an unarchive
         // holds the account while it locks the model), so a buy and an unarchive never deadlock.
         // A buy's legs serialize on the account's wallet anyway.

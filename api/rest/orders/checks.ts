@@ -14,6 +14,7 @@ import {
   haltedResult,
   LegBatch,
   needsLiveBook,
+  type LegEvaluation,
   type LegInput,
   type LegPlan,
   type LiveBook,
@@ -55,42 +56,77 @@ export interface LegChecks {
 /** Codes given before a leg's book is looked at: no live read can change them. */
 const BEFORE_THE_BOOK = new Set(['orders_not_supported', 'venue_disabled', 'no_live_price_for_paper']);
 
-export async function runLegChecks(deps: LegCheckDeps, q: LegCheckRequest): Promise<LegChecks> {
-  const inputs = await loadOrderInputs(deps.pool, deps.hot, { routerAccountId: q.routerAccountId, legs: q.legs, nowMs: deps.now(), partners: q.partners });
-  const inputOf = (leg: ResolvedLeg, i: number): LegInput => ({
-    leg,
-    venue: inputs.partners.get(leg.partner_id) ?? null,
-    practice: inputs.practice,
-    access: inputs.access.get(leg.partner_id) ?? null,
-    market: inputs.markets[i]!,
-    verify: q.verifyLiquidity,
-    live: null,
-  });
-  /** The leg checked on the cached book, then on the live one when verify_liquidity calls for it. */
-  const check = async (leg: ResolvedLeg, i: number) => {
-    const input = inputOf(leg, i);
+/**
+ * A request's legs checked one at a time or all at once, on inputs read once: preflight checks
+ * every leg up front (runLegChecks); the buy checks each leg right before it places it, or all of
+ * them first under check_all_first, with the same functions and the same affordability batch.
+ */
+export class LegChecker {
+  private readonly evaluations = new Map<number, Promise<LegEvaluation>>();
+
+  private constructor(
+    private readonly deps: LegCheckDeps,
+    private readonly q: LegCheckRequest,
+    readonly inputs: OrderInputs,
+    /** Affordability across the legs settled so far (and halt, as the request asked). */
+    readonly batch: LegBatch,
+  ) {}
+
+  static async load(deps: LegCheckDeps, q: LegCheckRequest, batchOpts?: { halt: boolean; checkAllFirst: boolean }): Promise<LegChecker> {
+    const inputs = await loadOrderInputs(deps.pool, deps.hot, { routerAccountId: q.routerAccountId, legs: q.legs, nowMs: deps.now(), partners: q.partners });
+    const batch = new LegBatch(inputs.funds, batchOpts ?? { halt: q.onLegFailure === 'halt', checkAllFirst: q.checkAllFirst });
+    return new LegChecker(deps, q, inputs, batch);
+  }
+
+  /** The leg's own checks (the cached book, then the live one when verify_liquidity calls for it), worked out once. */
+  check(i: number): Promise<LegEvaluation> {
+    let e = this.evaluations.get(i);
+    if (!e) this.evaluations.set(i, (e = this.evaluate(i)));
+    return e;
+  }
+
+  /** The leg checked and settled against the batch (affordability): its final result and its plan. */
+  async settle(i: number): Promise<{ result: PreflightResult; plan: LegPlan | null }> {
+    return this.batch.settle(await this.check(i));
+  }
+
+  private async evaluate(i: number): Promise<LegEvaluation> {
+    const { q, inputs } = this;
+    const leg = q.legs[i]!;
+    const input: LegInput = {
+      leg,
+      venue: inputs.partners.get(leg.partner_id) ?? null,
+      practice: inputs.practice,
+      access: inputs.access.get(leg.partner_id) ?? null,
+      market: inputs.markets[i]!,
+      verify: q.verifyLiquidity,
+      live: null,
+    };
     const cached = evaluateLeg(input);
     const r = cached.result;
     const reachedBook = r.accepted || (r.rejected_code !== null && !BEFORE_THE_BOOK.has(r.rejected_code));
     if (!q.verifyLiquidity || !reachedBook || !needsLiveBook(leg, input.market)) return cached;
-    const live: LiveBook = { levels: await deps.live.read(leg.partner_id, input.market.position_hash!) };
+    const live: LiveBook = { levels: await this.deps.live.read(leg.partner_id, input.market.position_hash!) };
     return evaluateLeg({ ...input, live });
-  };
+  }
+}
 
-  const batch = new LegBatch(inputs.funds, { halt: q.onLegFailure === 'halt', checkAllFirst: q.checkAllFirst });
+export async function runLegChecks(deps: LegCheckDeps, q: LegCheckRequest): Promise<LegChecks> {
+  const checker = await LegChecker.load(deps, q);
+  const { batch } = checker;
   const results: PreflightResult[] = [];
   const plans: (LegPlan | null)[] = [];
   const sequential = q.onLegFailure === 'halt' && !q.checkAllFirst;
-  const upFront = sequential ? null : await Promise.all(q.legs.map((leg, i) => check(leg, i)));
+  if (!sequential) await Promise.all(q.legs.map((_, i) => checker.check(i)));
   for (const [i, leg] of q.legs.entries()) {
     if (batch.skipping) {
       results.push(haltedResult(leg, batch.haltedAtIndex!));
       plans.push(null);
       continue;
     }
-    const settled = batch.settle(upFront ? upFront[i]! : await check(leg, i));
+    const settled = await checker.settle(i);
     results.push(settled.result);
     plans.push(settled.plan);
   }
-  return { results, plans, halted_at_index: batch.haltedAtIndex, inputs };
+  return { results, plans, halted_at_index: batch.haltedAtIndex, inputs: checker.inputs };
 }

@@ -1,16 +1,15 @@
 /**
  * One buy's legs, run inside its transaction (docs/orders.md "Buy"). Practice (paper) legs fill on
  * the internal book at the best live price across real venues (spec rule 11) and debit the practice
- * wallet in the same transaction as their order row and events. Real-money legs are not executed by
- * this build: each is rejected (the router cannot plan it), nothing is sent to any venue.
+ * wallet in the same transaction as their order row and events. Real-money legs are placed by
+ * real-legs.ts (a buy holds one currency).
  */
 import { practiceAccountPartnerId, PRACTICE_PARTNER_ID, type BalanceUpdateEvent, type Currency } from '../../../src/domain/account.js';
 import type { ResolvedLeg } from '../../../src/domain/orders.js';
-import { paperQuote } from '../../../src/compute/paper.js';
+import { bestPaperQuote } from '../../../src/domain/order-checks.js';
 import type { PartnerLiquidity } from '../../../src/domain/stream.js';
 import {
   orderUpdateEvent,
-  REAL_MONEY_UNAVAILABLE,
   type LegFailure,
   type LegOutcome,
   type RouterOrder,
@@ -213,7 +212,8 @@ export class BuyRun {
 
   private async planLeg(leg: ResolvedLeg): Promise<PaperPlan | LegFailure> {
     if (leg.unplannable !== null) return rejected(leg.unplannable);
-    if (leg.mode !== 'paper') return REAL_MONEY_UNAVAILABLE;
+    // A buy with a real leg runs real-legs.ts (one currency per buy): none reaches here.
+    if (leg.mode !== 'paper') return rejected('not a practice leg');
     const size = leg.amount !== null ? String(leg.amount) : String(leg.shares);
     if (!SIX_DECIMALS.test(size)) return rejected(`${leg.amount !== null ? 'amount' : 'shares'} ${size} has more than 6 decimals; practice orders are booked to 6`);
 
@@ -224,7 +224,7 @@ export class BuyRun {
 
     const quotes = (await this.quotesOf(position.contest_id)).get(positionHash) ?? [];
     const internal = await (this.internalBooks ??= internalBookPartners(this.r.client));
-    const quote = paperQuote(quotes, (p) => internal.has(p) || p === PRACTICE_PARTNER_ID);
+    const quote = bestPaperQuote(quotes, (q) => internal.has(q.partner_id) || q.partner_id === PRACTICE_PARTNER_ID);
     if (quote === null) {
       return rejected('no real venue quotes this position live with at least USD 1 available: a practice order has no price to fill at', 'no_live_price_for_paper');
     }

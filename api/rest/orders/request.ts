@@ -8,12 +8,13 @@
  */
 import type { Partner } from '../../../src/domain/catalog.js';
 import type { Opportunity } from '../../../src/domain/models.js';
+import type { Currency } from '../../../src/domain/account.js';
 import type { BuyRequest, ResolvedLeg } from '../../../src/domain/orders.js';
 import { ApiError, badRequest } from '../../../src/errors.js';
 import { getModel } from '../../../src/store/pg/models.js';
-import { getOpportunity } from '../../../src/store/pg/opportunities.js';
-import type { Pool } from '../../../src/store/pg/pool.js';
-import { modelError } from '../account/models.js';
+import { getOpportunity, modelRefusesOrders } from '../../../src/store/pg/opportunities.js';
+import type { Pool, PoolClient } from '../../../src/store/pg/pool.js';
+import { modelError, modelNotFound } from '../account/models.js';
 import { opportunityNotFound } from '../account/opportunities.js';
 
 /** The 400, 404 and 409 codes these checks answer (for the routes' response schemas). */
@@ -73,4 +74,43 @@ export async function checkModelAndOpportunity(pool: Pool, routerAccountId: stri
     });
   }
   return opportunity;
+}
+
+/**
+ * Rule 8, before anything else (no price looked up, no balance moved): the model must be the
+ * account's (404 model_not_found) and active (409 model_archived); a joined opportunity must be the
+ * account's (404 opportunity_not_found), of the request's currency (400 currency_mismatch) and of
+ * the request's model (400 model_mismatch). A request naming no model files its orders under the
+ * joined opportunity's model. The model row stays share-locked for the transaction.
+ */
+export async function orderTargets(client: PoolClient, account: string, body: Pick<BuyRequest, 'model_id' | 'opportunity_id'>, currency: Currency | null): Promise<{ modelId: string | null; opportunityId: string | null }> {
+  let modelId = body.model_id ?? null;
+  let refusal = modelId === null ? null : await modelRefusesOrders(client, account, modelId);
+  if (refusal === 'model_not_found') throw modelNotFound(modelId!);
+  let opportunityId: string | null = null;
+  if (body.opportunity_id !== undefined) {
+    const opportunity = await getOpportunity(client, account, body.opportunity_id);
+    if (!opportunity) throw opportunityNotFound(body.opportunity_id);
+    if (currency !== null && opportunity.currency !== currency) {
+      throw new ApiError(400, 'currency_mismatch', `opportunity ${JSON.stringify(opportunity.opportunity_id)} holds ${opportunity.currency} orders; these legs are ${currency}`, {
+        opportunity_id: opportunity.opportunity_id,
+        opportunity_currency: opportunity.currency,
+        currency,
+      });
+    }
+    if (modelId !== null && opportunity.model_id !== modelId) {
+      throw new ApiError(400, 'model_mismatch', `opportunity ${JSON.stringify(opportunity.opportunity_id)} belongs to ${opportunity.model_id === null ? 'no model' : `model ${JSON.stringify(opportunity.model_id)}`}, not ${JSON.stringify(modelId)}`, {
+        opportunity_id: opportunity.opportunity_id,
+        opportunity_model_id: opportunity.model_id,
+        model_id: modelId,
+      });
+    }
+    if (modelId === null && opportunity.model_id !== null) {
+      modelId = opportunity.model_id;
+      refusal = await modelRefusesOrders(client, account, modelId);
+    }
+    opportunityId = opportunity.opportunity_id;
+  }
+  if (refusal !== null) throw modelError(refusal, { model_id: modelId ?? undefined });
+  return { modelId, opportunityId };
 }

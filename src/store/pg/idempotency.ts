@@ -116,3 +116,50 @@ export async function purgeExpiredIdempotencyKeys(pool: Pool, batch = 10_000): P
   );
   return r.rowCount ?? 0;
 }
+
+// ---- leased records: writes that outlive one transaction ------------------------------------------
+
+/**
+ * A key's claim for a write that waits on something outside PostgreSQL (a real-money buy waits on
+ * venues), so its record cannot stay locked in one open transaction: the record is committed
+ * `running` under a lease its runner renews, and finished with the response.
+ *
+ * - fresh: nothing recorded; take the lease (leaseKey) in the claim's transaction and run.
+ * - resume: the record is running but its lease lapsed (the runner died mid-way): take the lease
+ *   over and run again from what the first runner left (the write must be resumable).
+ * - replay / reused / in_use: as runIdempotent (in_use while a live runner holds the lease).
+ */
+export interface LeasedClaim extends Omit<KeyClaim, 'outcome'> {
+  outcome: KeyClaim['outcome'] | 'resume';
+}
+
+/** Claims `scope` in the caller's transaction (flow_idem_claim_leased, migration 10). */
+export async function claimLeasedKey(client: PoolClient, scope: IdempotencyScope): Promise<LeasedClaim> {
+  const { rows } = await client.query<LeasedClaim>('SELECT * FROM flow_idem_claim_leased($1, $2, $3, $4)', [scope.routerAccountId, scope.key, scope.operation, scope.fingerprint]);
+  return rows[0]!;
+}
+
+/** Takes the lease of the key's running record for `owner` (inserting it, or taking a lapsed one over), in the claim's transaction. */
+export async function leaseKey(client: PoolClient, scope: IdempotencyScope, owner: string, leaseMs: number, ttlMs = IDEMPOTENCY_TTL_MS): Promise<void> {
+  await client.query('SELECT flow_idem_lease($1, $2, $3, $4, $5, $6, $7)', [scope.routerAccountId, scope.key, scope.operation, scope.fingerprint, owner, leaseMs, ttlMs]);
+}
+
+/** Extends `owner`'s lease; false when the record is no longer running under it (taken over, or finished). */
+export async function renewKeyLease(db: Pool | PoolClient, scope: IdempotencyScope, owner: string, leaseMs: number): Promise<boolean> {
+  const r = await db.query(
+    `UPDATE idempotency_keys SET lease_until = clock_timestamp() + $4 * interval '1 millisecond'
+      WHERE router_account_id = $1 AND idempotency_key = $2 AND state = 'running' AND lease_owner = $3`,
+    [scope.routerAccountId, scope.key, owner, leaseMs],
+  );
+  return r.rowCount === 1;
+}
+
+/** Records the response of `owner`'s run; false when another runner took the record over meanwhile. */
+export async function finishLeasedKey(db: Pool | PoolClient, scope: IdempotencyScope, owner: string, response: IdempotentResponse): Promise<boolean> {
+  const r = await db.query(
+    `UPDATE idempotency_keys SET state = 'done', status_code = $4, response = $5, lease_owner = NULL, lease_until = NULL
+      WHERE router_account_id = $1 AND idempotency_key = $2 AND state = 'running' AND lease_owner = $3`,
+    [scope.routerAccountId, scope.key, owner, response.status, response.body],
+  );
+  return r.rowCount === 1;
+}

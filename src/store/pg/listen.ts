@@ -1,7 +1,8 @@
 /**
  * PostgreSQL LISTEN on a connection of its own (a pool's clients come and go; a listening session
  * must stay). The connection is re-opened whenever it fails; notifications sent while it was down
- * are lost, so onNotify also runs after every (re)connect, and callers keep a poll as the fallback.
+ * are lost, so onNotify also runs after every (re)connect (without a payload: anything may have
+ * happened), and callers keep a poll as the fallback. A notification's payload is passed on.
  */
 import pg from 'pg';
 import type { Logger } from '../../log.js';
@@ -14,7 +15,7 @@ export interface Listening {
 const CONNECT_TIMEOUT_MS = 2_000;
 export const LISTEN_RETRY_MS = 1_000;
 
-export function listen(databaseUrl: string, channel: string, onNotify: () => void, opts: { log?: Pick<Logger, 'warn'>; retryMs?: number } = {}): Listening {
+export function listen(databaseUrl: string, channel: string, onNotify: (payload?: string) => void, opts: { log?: Pick<Logger, 'warn'>; retryMs?: number } = {}): Listening {
   const retryMs = opts.retryMs ?? LISTEN_RETRY_MS;
   let closed = false;
   let client: pg.Client | null = null;
@@ -40,7 +41,7 @@ export function listen(databaseUrl: string, channel: string, onNotify: () => voi
     c.on('error', (err) => client === c && retry(err));
     c.on('end', () => client === c && retry(new Error('connection ended')));
     c.on('notification', (n) => {
-      if (n.channel === channel && !closed) onNotify();
+      if (n.channel === channel && !closed) onNotify(n.payload || undefined);
     });
     try {
       await c.connect();

@@ -489,4 +489,73 @@ RETURNS TABLE (result text, winnings numeric, net_winnings numeric) LANGUAGE sql
 $fn$;
 `,
   },
+  {
+    version: 10,
+    name: 'real-money legs: order intents and their execution; Idempotency-Key leases',
+    sql: `
+-- A real-money leg is written as an intent before any venue sees it (exec_state 'intent'), marked
+-- 'sent' (committed) before every venue call, and 'decided' once the venue's answer and its ledger
+-- rows are recorded (src/store/pg/executions.ts, docs/orders.md "Real-money legs"). A 'sent' intent
+-- may or may not be at the venue: it is reconciled (placed again under the same client_order_id,
+-- which the venue answers with the order it already has) before anything is decided. Paper orders
+-- are decided in the buy's own transaction.
+ALTER TABLE orders
+  ADD COLUMN exec_state text NOT NULL DEFAULT 'decided' CHECK (exec_state IN ('intent','sent','decided')),
+  -- What the venue is sent (the preflight plan, on the venue's grid): a stake or a contract count, and the limit.
+  ADD COLUMN send_amount numeric(24,6) CHECK (send_amount > 0),
+  ADD COLUMN send_shares numeric(24,6) CHECK (send_shares > 0),
+  ADD COLUMN limit_price numeric CHECK (limit_price > 0 AND limit_price < 1),
+  -- The plan's funds: notional (a resting part at its limit) plus the estimated taker fee.
+  ADD COLUMN commitment numeric(24,6) CHECK (commitment >= 0),
+  ADD COLUMN venue_order_id text,
+  -- Venue calls made for this order (a second one is a reconcile).
+  ADD COLUMN attempts integer NOT NULL DEFAULT 0 CHECK (attempts >= 0),
+  ADD COLUMN sent_at timestamptz,
+  ADD COLUMN decided_at timestamptz,
+  -- An undecided order is a real-money intent: it says what to send.
+  ADD CONSTRAINT orders_intent_sends_one_size CHECK (exec_state = 'decided' OR (mode = 'real' AND (send_amount IS NULL) <> (send_shares IS NULL) AND limit_price IS NOT NULL));
+-- The execute role's sweep finds undecided intents of its venues here.
+CREATE INDEX orders_undecided ON orders (partner_id, created_at) WHERE exec_state <> 'decided';
+
+-- A write that outlives one transaction (a real-money buy waits on venues) keeps its key's record
+-- 'running' under a lease its runner renews. A record whose lease lapsed (its runner died) is
+-- resumed by the next request with the same key and body instead of answering 409 forever.
+ALTER TABLE idempotency_keys ADD COLUMN lease_owner text, ADD COLUMN lease_until timestamptz;
+
+-- flow_idem_claim's rules plus outcome 'resume': the key's record is running and its lease lapsed.
+CREATE FUNCTION flow_idem_claim_leased(p_account text, p_key uuid, p_operation text, p_fingerprint text)
+RETURNS TABLE (outcome text, status_code integer, response text) LANGUAGE plpgsql AS $fn$
+DECLARE r record;
+BEGIN
+  IF NOT pg_try_advisory_xact_lock(hashtextextended(p_account || '/' || p_key::text, 727003)) THEN
+    RETURN QUERY SELECT 'in_use'::text, NULL::integer, NULL::text; RETURN;
+  END IF;
+  SELECT k.operation, k.fingerprint, k.state, k.status_code, k.response, k.expires_at > now() AS live, k.lease_until INTO r
+    FROM idempotency_keys k WHERE k.router_account_id = p_account AND k.idempotency_key = p_key;
+  IF FOUND AND r.live THEN
+    IF r.operation <> p_operation OR r.fingerprint <> p_fingerprint THEN
+      RETURN QUERY SELECT 'reused'::text, NULL::integer, NULL::text; RETURN;
+    END IF;
+    IF r.state = 'done' THEN RETURN QUERY SELECT 'replay'::text, r.status_code, r.response; RETURN; END IF;
+    IF r.lease_until IS NOT NULL AND r.lease_until <= clock_timestamp() THEN
+      RETURN QUERY SELECT 'resume'::text, NULL::integer, NULL::text; RETURN;
+    END IF;
+    RETURN QUERY SELECT 'in_use'::text, NULL::integer, NULL::text; RETURN;
+  END IF;
+  IF FOUND THEN DELETE FROM idempotency_keys WHERE router_account_id = p_account AND idempotency_key = p_key; END IF;
+  RETURN QUERY SELECT 'fresh'::text, NULL::integer, NULL::text;
+END $fn$;
+
+-- Takes the lease of a key's running record, in the claim's transaction: a new record, or a
+-- lapsed one taken over (a finished record is never touched).
+CREATE FUNCTION flow_idem_lease(p_account text, p_key uuid, p_operation text, p_fingerprint text, p_owner text, p_lease_ms bigint, p_ttl_ms bigint)
+RETURNS void LANGUAGE sql AS $fn$
+  INSERT INTO idempotency_keys (router_account_id, idempotency_key, operation, fingerprint, state, lease_owner, lease_until, expires_at)
+  VALUES (p_account, p_key, p_operation, p_fingerprint, 'running', p_owner, clock_timestamp() + p_lease_ms * interval '1 millisecond', now() + p_ttl_ms * interval '1 millisecond')
+  ON CONFLICT (router_account_id, idempotency_key) DO UPDATE
+    SET lease_owner = EXCLUDED.lease_owner, lease_until = EXCLUDED.lease_until
+    WHERE idempotency_keys.state = 'running';
+$fn$;
+`,
+  },
 ];

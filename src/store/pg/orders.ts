@@ -90,7 +90,16 @@ export interface NewOrder {
   fill_status: FillStatus;
   rejected_code: string | null;
   rejected_reason: string | null;
+  /** Real-money intents (migration 10): what the venue is sent; absent on a paper order, decided in the buy. */
+  exec_state?: 'intent';
+  send_amount?: string | null;
+  send_shares?: string | null;
+  limit_price?: string;
+  commitment?: string;
 }
+
+/** The columns of a real-money intent, written only when given. */
+const INTENT_COLUMNS = ['exec_state', 'send_amount', 'send_shares', 'limit_price', 'commitment'] as const satisfies readonly (keyof NewOrder)[];
 
 const COLUMNS = [
   'router_order_id', 'router_account_id', 'opportunity_id', 'model_id', 'idempotency_key', 'leg_index', 'client_order_id', 'sor_decision_id',
@@ -101,10 +110,11 @@ const COLUMNS = [
 
 /** Writes an order in the caller's transaction and returns it as the reads show it. */
 export async function insertOrder(client: PoolClient, o: NewOrder): Promise<RouterOrder> {
+  const columns: (keyof NewOrder)[] = [...COLUMNS, ...INTENT_COLUMNS.filter((c) => o[c] !== undefined)];
   const { rows } = await client.query<OrderRow>(
-    `WITH o AS (INSERT INTO orders (${COLUMNS.join(', ')}) VALUES (${COLUMNS.map((_, i) => `$${i + 1}`).join(', ')}) RETURNING *)
+    `WITH o AS (INSERT INTO orders (${columns.join(', ')}) VALUES (${columns.map((_, i) => `$${i + 1}`).join(', ')}) RETURNING *)
      ${SELECT_ORDERS('o')}`,
-    COLUMNS.map((c) => o[c]),
+    columns.map((c) => o[c]),
   );
   return toOrder(rows[0]!);
 }
@@ -133,7 +143,7 @@ export async function cancelResting(client: PoolClient, routerAccountId: string,
 
 // ---- reads -----------------------------------------------------------------------------------------
 
-interface OrderRow {
+export interface OrderRow {
   router_order_id: string;
   title: string;
   partner_id: string;
@@ -169,13 +179,19 @@ interface OrderRow {
   cancelled_at: string | null;
   created_at: string;
   updated_at: string;
+  // Beyond what the reads show: the buy leg it is, and how far its execution got (migration 10).
+  leg_index: number;
+  sor_decision_id: string;
+  exec_state: 'intent' | 'sent' | 'decided';
+  rejected_code: string | null;
+  rejected_reason: string | null;
 }
 
 /**
  * RouterOrder rows of `source` (the orders table or a CTE over it), with the venue's and the model's
  * current names. A venue missing from the catalog still reads: its id as its name, internal when paper.
  */
-const SELECT_ORDERS = (source: string) => `
+export const SELECT_ORDERS = (source: string) => `
   SELECT o.router_order_id, o.title, o.partner_id, coalesce(p.name, o.partner_id) AS partner_name,
          coalesce(p.internal_book, o.mode = 'paper') AS internal_book, coalesce(p.logo_url, '') AS logo_url,
          o.requested_partner_id, o.amount::text AS amount, coalesce(o.avg_price, o.max_price)::text AS price, o.currency, o.mode, o.order_type,
@@ -184,7 +200,8 @@ const SELECT_ORDERS = (source: string) => `
          o.filled_shares::text AS filled_shares, o.unfilled_notional::text AS unfilled_notional, o.leg_status, o.status, o.fill_status, o.result,
          o.winnings::text AS winnings, o.net_winnings::text AS net_winnings,
          ${isoUtc('o.settled_at')} AS settled_at, ${isoUtc('o.cancelled_at')} AS cancelled_at,
-         ${isoUtc('o.created_at')} AS created_at, ${isoUtc('o.updated_at')} AS updated_at
+         ${isoUtc('o.created_at')} AS created_at, ${isoUtc('o.updated_at')} AS updated_at,
+         o.leg_index, o.sor_decision_id, o.exec_state, o.rejected_code, o.rejected_reason
     FROM ${source} o
     LEFT JOIN partners p ON p.partner_id = o.partner_id
     LEFT JOIN models m ON m.model_id = o.model_id`;
@@ -192,7 +209,7 @@ const SELECT_ORDERS = (source: string) => `
 const num = (v: string): number => Number(v);
 const numOrNull = (v: string | null): number | null => (v === null ? null : Number(v));
 
-function toOrder(r: OrderRow): RouterOrder {
+export function toOrder(r: OrderRow): RouterOrder {
   return {
     router_order_id: r.router_order_id,
     title: r.title,

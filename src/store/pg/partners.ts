@@ -20,10 +20,10 @@ import { practiceSnapshot } from './wallet.js';
 type Queryable = Pool | PoolClient;
 type CredentialStatus = AccountPartner['credential_status'];
 
-const iso = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+export const iso = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 
 /** What moved on connection `ap` after its snapshot (0 without one): the ledger is the only record. */
-const sinceSnapshot = (ap: string) =>
+export const sinceSnapshot = (ap: string) =>
   `coalesce((SELECT sum(b.amount) FROM balance_ledger b WHERE b.account_partner_id = ${ap}.account_partner_id AND b.created_at > ${ap}.balance_as_of), 0)`;
 
 /** A numeric's text as a JSON number: exact for the 6 decimals and the magnitudes a balance holds. */

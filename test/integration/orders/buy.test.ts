@@ -2,7 +2,7 @@
  * POST /flow/v1/auth/orders/buy through the real app, PostgreSQL and Redis (issue 11, the practice
  * slice): paper legs fill on the internal book at the best live price the liquidity processor
  * computed from venue quotes, debit the wallet in the transaction of their order row and events;
- * real-money legs come back rejected; halt, check_all_first and parallel; the model and
+ * real-money legs go the real path (real-legs.test.ts); halt, check_all_first and parallel; the model and
  * opportunity checks; idempotency and races; tenant isolation.
  */
 import { randomUUID } from 'node:crypto';
@@ -241,16 +241,13 @@ describe('a practice leg', () => {
   });
 });
 
-describe('legs this build does not place', () => {
-  it('a real-money leg comes back rejected, no code, saying real-money execution is not available; nothing reaches a venue or the wallet', async () => {
+describe('legs this buy does not place itself', () => {
+  it('real-money legs go to their venues (orders/real-legs.test.ts): without a connection each fails venue_disabled; nothing is written, nothing reaches the wallet', async () => {
     const live = await createKey(s.rt.pool, s.rt.gate, { plan: 'scale', keyType: 'execution', environment: 'live', rateLimitPerMinute: 1_000_000, rateLimitPerDay: 10_000_000 });
     // A live key's leg without mode is real.
     const r = await buy(s, live, { orders: [{ position_hash: m.home, partner_id: 'sim_exchange', amount: 5, max_price: 0.9 }, { liquidity_hash: m.lh('sim_exchange', m.home), amount: 5, max_price: 0.9, mode: 'real' }] });
     expect(r.status).toBe(200);
-    for (const x of r.body.data.results) {
-      expect(x).toMatchObject({ status: 'rejected', rejected_code: null, filled_notional: 0, venues: [] });
-      expect(x.rejected_reason).toMatch(/real-money execution is not available in this build/);
-    }
+    for (const x of r.body.data.results) expect(x).toMatchObject({ status: 'failed', rejected_code: 'venue_disabled', filled_notional: 0, venues: [] });
     expect(r.body.data.opportunity_id).toBeNull();
     await nothingWritten(live.router_account_id);
   });

@@ -5,7 +5,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { ResolvedLeg } from '../../../src/domain/orders.js';
-import { HALTED_UPSTREAM, sequenceLegs, type LegFailure, type LegOutcome } from '../../../src/domain/router-orders.js';
+import { checkFailure, HALTED_UPSTREAM, sequenceLegs, type LegFailure, type LegOutcome } from '../../../src/domain/router-orders.js';
 
 const leg = (index: number): ResolvedLeg => ({
   index,
@@ -104,5 +104,59 @@ describe('sequenceLegs', () => {
         expect(r.haltedAt).toBeNull();
       }),
     );
+  });
+
+  it('halt: a leg placed and then failed or rejected by its venue halts like a pre-check failure; resting and pending do not', async () => {
+    const statuses = fc.array(fc.constantFrom('completed', 'resting', 'pending', 'failed', 'rejected') as fc.Arbitrary<'completed' | 'resting' | 'pending' | 'failed' | 'rejected'>, { minLength: 1, maxLength: 10 });
+    await fc.assert(
+      fc.asyncProperty(statuses, async (st) => {
+        const placed: number[] = [];
+        const r = await sequenceLegs(st.map((_, i) => leg(i)), { halt: true, checkAllFirst: false, parallel: false }, {
+          checkAll: async () => [],
+          async place(l) {
+            placed.push(l.index);
+            return { placed: l.index, status: st[l.index]! };
+          },
+        });
+        const first = st.findIndex((s) => s === 'failed' || s === 'rejected');
+        expect(r.haltedAt).toBe(first === -1 ? null : first);
+        expect(placed).toEqual(st.map((_, i) => i).filter((i) => first === -1 || i <= first));
+      }),
+    );
+  });
+
+  it('parallel: legs of one lane are placed one after another in array order, lanes at once', async () => {
+    const venues = fc.array(fc.constantFrom('a', 'b', 'c'), { minLength: 1, maxLength: 12 });
+    await fc.assert(
+      fc.asyncProperty(venues, async (vs) => {
+        const running = new Map<string, number>();
+        let concurrentLanes = 0;
+        const order = new Map<string, number[]>();
+        const legs = vs.map((v, i) => ({ ...leg(i), partner_id: v }));
+        await sequenceLegs(legs, { halt: false, checkAllFirst: false, parallel: true }, {
+          checkAll: async () => [],
+          lane: (l) => l.partner_id,
+          async place(l): Promise<LegOutcome<number>> {
+            expect(running.get(l.partner_id) ?? 0).toBe(0);
+            running.set(l.partner_id, 1);
+            concurrentLanes = Math.max(concurrentLanes, [...running.values()].filter((n) => n > 0).length);
+            (order.get(l.partner_id) ?? order.set(l.partner_id, []).get(l.partner_id)!).push(l.index);
+            await new Promise((r) => setTimeout(r, 0));
+            running.set(l.partner_id, 0);
+            return { placed: l.index, status: 'failed' };
+          },
+        });
+        for (const list of order.values()) expect(list).toEqual([...list].sort((x, y) => x - y));
+        expect(concurrentLanes).toBe(new Set(vs).size);
+      }),
+      { numRuns: 30 },
+    );
+  });
+
+  it('checkFailure: a refusal with a code is failed (control blocks, venue constraints); without one, or no_live_price_for_paper, rejected', () => {
+    expect(checkFailure({ rejected_code: 'venue_disabled', rejected_reason: 'x' })).toEqual({ status: 'failed', code: 'venue_disabled', reason: 'x' });
+    expect(checkFailure({ rejected_code: 'insufficient_balance', rejected_reason: 'x' }).status).toBe('failed');
+    expect(checkFailure({ rejected_code: null, rejected_reason: 'no such venue' })).toEqual({ status: 'rejected', code: null, reason: 'no such venue' });
+    expect(checkFailure({ rejected_code: 'no_live_price_for_paper', rejected_reason: 'x' }).status).toBe('rejected');
   });
 });

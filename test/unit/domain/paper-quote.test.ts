@@ -1,7 +1,7 @@
 /** The price a practice leg fills at (spec rule 11): the best live quote of a real venue with at least USD 1 behind it. */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { paperQuote } from '../../../src/compute/paper.js';
+import { bestPaperQuote } from '../../../src/domain/order-checks.js';
 import type { PartnerLiquidity } from '../../../src/domain/stream.js';
 
 const q = (partner_id: string, price: number, available: number, is_stale = false): PartnerLiquidity => ({
@@ -15,9 +15,10 @@ const q = (partner_id: string, price: number, available: number, is_stale = fals
   as_of: '2026-01-01T00:00:00.000Z',
   is_stale,
 });
-const internal = (p: string) => p === 'practice';
+const internal = (x: PartnerLiquidity) => x.partner_id === 'practice';
+const paperQuote = bestPaperQuote<PartnerLiquidity>;
 
-describe('paperQuote', () => {
+describe('bestPaperQuote (the practice price of the buy and of preflight)', () => {
   it('takes the lowest price among fresh real-venue quotes with at least USD 1, whatever else is cheaper', () => {
     const best = paperQuote([q('a', 0.55, 500), q('b', 0.52, 1), q('c', 0.4, 0.99), q('d', 0.45, 800, true), q('practice', 0.3, 1000), q('e', 0, 100), q('f', 1, 100)], internal);
     expect(best?.partner_id).toBe('b');

@@ -1,0 +1,60 @@
+/**
+ * Enqueues real-money legs for the execute role (pipelines/processors/execute.ts), one queue per
+ * venue. The job id is the leg's router_order_id, so adding a leg again (a resumed buy, the execute
+ * role's sweep) while its job waits, runs or is delayed adds nothing; a job ends removed, so a
+ * later add of an undecided leg runs it again (and a decided one returns its decision at once).
+ */
+import { Queue } from 'bullmq';
+import { StoreUnavailable } from '../../src/errors.js';
+import type { Keyspace } from '../../src/store/redis/client.js';
+import { executeQueueName, queueOptions, type JobMap } from '../queues.js';
+
+const ENQUEUE_TIMEOUT_MS = 1_000;
+
+/**
+ * Retries of a job that failed (a retryable venue error, PostgreSQL or Redis briefly away): each
+ * attempt reconciles first (the same client_order_id), so retrying is always safe. A leg still
+ * undecided after them is picked up by the execute role's sweep.
+ */
+export const EXECUTE_JOB_OPTIONS = {
+  attempts: 8,
+  backoff: { type: 'exponential', delay: 250 },
+  removeOnComplete: true,
+  removeOnFail: true,
+} as const;
+
+export class ExecuteProducer {
+  private readonly queues = new Map<string, Queue<JobMap['execute']>>();
+
+  constructor(
+    private readonly redisUrl: string,
+    private readonly ks: Keyspace,
+  ) {}
+
+  /** The venue's queue (opened on first use). */
+  queue(partnerId: string): Queue<JobMap['execute']> {
+    let q = this.queues.get(partnerId);
+    if (!q) this.queues.set(partnerId, (q = new Queue<JobMap['execute']>(executeQueueName(partnerId), queueOptions(this.redisUrl, this.ks))));
+    return q;
+  }
+
+  /** Adds the leg's job unless it has one; rejects (StoreUnavailable) when Redis does not take it in time. */
+  async enqueue(partnerId: string, routerOrderId: string): Promise<void> {
+    const add = this.queue(partnerId).add('execute', { router_order_id: routerOrderId }, { ...EXECUTE_JOB_OPTIONS, jobId: routerOrderId });
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new StoreUnavailable('redis', 'queueing a real-money leg')), ENQUEUE_TIMEOUT_MS);
+    });
+    try {
+      await Promise.race([add, late]);
+    } finally {
+      clearTimeout(timer);
+      add.catch(() => undefined);
+    }
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.queues.values()].map((q) => q.close()));
+    this.queues.clear();
+  }
+}
