@@ -134,9 +134,9 @@ export function orderReadRoutes(app: FastifyInstance, ctx: AppContext): void {
         body: CancelBody,
         tags: ['orders'],
         summary: 'Cancel a resting order',
-        description: 'Only a resting order can be cancelled (409 order_not_resting otherwise); practice orders never rest. No Idempotency-Key: repeating a cancel changes nothing (the order is no longer resting: 409).',
+        description: 'Only a resting order can be cancelled (409 order_not_resting otherwise); practice orders never rest. An order working at a venue answers 409 venue_cancel_unavailable in this build (the venue-side cancel is not built yet). No Idempotency-Key: repeating a cancel changes nothing (the order is no longer resting: 409).',
         operationId: 'cancelOrder',
-        response: { 200: Ok(CancelResult, 'The order is cancelled; its unfilled remainder will never fill'), ...writeErrors({ 404: ['not_found'], 409: ['order_not_resting'] }, { idempotencyKey: false }) },
+        response: { 200: Ok(CancelResult, 'The order is cancelled; its unfilled remainder will never fill'), ...writeErrors({ 404: ['not_found'], 409: ['order_not_resting', 'venue_cancel_unavailable'] }, { idempotencyKey: false }) },
       },
       config: ACCOUNT_WRITE,
     },
@@ -151,6 +151,9 @@ export function orderReadRoutes(app: FastifyInstance, ctx: AppContext): void {
       });
       if (r.outcome !== 'cancelled') {
         if (r.outcome === 'not_found') throw orderNotFound(id);
+        if (r.outcome === 'venue_cancel_unavailable') {
+          throw new ApiError(409, 'venue_cancel_unavailable', `order ${JSON.stringify(id)} is working at its venue, and cancelling at the venue is not in this build yet: the order keeps working and can still fill`, { router_order_id: id });
+        }
         throw new ApiError(409, 'order_not_resting', `order ${JSON.stringify(id)} is not resting: only a working (resting) order can be cancelled`, { router_order_id: id });
       }
       return sendEnvelope(reply, at, { router_order_id: r.order.router_order_id, status: 'cancelled', unfilled_notional: r.order.unfilled_notional });

@@ -119,7 +119,7 @@ export async function insertOrder(client: PoolClient, o: NewOrder): Promise<Rout
   return toOrder(rows[0]!);
 }
 
-export type CancelOutcome = { outcome: 'cancelled'; order: RouterOrder } | { outcome: 'not_found' | 'not_resting' };
+export type CancelOutcome = { outcome: 'cancelled'; order: RouterOrder } | { outcome: 'not_found' | 'not_resting' | 'venue_cancel_unavailable' };
 
 /**
  * Ends a resting order (POST orders/cancel): its unfilled remainder will never fill. The order
@@ -127,18 +127,25 @@ export type CancelOutcome = { outcome: 'cancelled'; order: RouterOrder } | { out
  * settles. not_found for another account's order or none; not_resting for one that is not resting.
  */
 export async function cancelResting(client: PoolClient, routerAccountId: string, routerOrderId: string): Promise<CancelOutcome> {
+  // An order working at a venue (it has the venue's id) is cancelled only by the venue: marking it
+  // cancelled here while the venue can still fill it would be a lie. Until the venue-side cancel is
+  // built, such an order is refused (venue_cancel_unavailable) and keeps working.
   const { rows } = await client.query<OrderRow>(
     `WITH o AS (
        UPDATE orders SET cancelled_at = clock_timestamp(), updated_at = clock_timestamp(),
                          status = CASE WHEN filled_notional > 0 THEN 'open' ELSE 'closed' END
-        WHERE router_order_id = $1 AND router_account_id = $2 AND leg_status = 'resting' AND cancelled_at IS NULL
+        WHERE router_order_id = $1 AND router_account_id = $2 AND leg_status = 'resting' AND cancelled_at IS NULL AND venue_order_id IS NULL
         RETURNING *)
      ${SELECT_ORDERS('o')}`,
     [routerOrderId, routerAccountId],
   );
   if (rows[0]) return { outcome: 'cancelled', order: toOrder(rows[0]) };
-  const exists = await client.query('SELECT 1 FROM orders WHERE router_order_id = $1 AND router_account_id = $2', [routerOrderId, routerAccountId]);
-  return { outcome: exists.rowCount ? 'not_resting' : 'not_found' };
+  const { rows: found } = await client.query<{ at_venue: boolean }>(
+    `SELECT leg_status = 'resting' AND cancelled_at IS NULL AND venue_order_id IS NOT NULL AS at_venue FROM orders WHERE router_order_id = $1 AND router_account_id = $2`,
+    [routerOrderId, routerAccountId],
+  );
+  if (!found[0]) return { outcome: 'not_found' };
+  return { outcome: found[0].at_venue ? 'venue_cancel_unavailable' : 'not_resting' };
 }
 
 // ---- reads -----------------------------------------------------------------------------------------

@@ -223,6 +223,12 @@ describe('a real market leg', () => {
     expect(conn.expected_balance).toBeCloseTo(venueAccount('sim_book01').balance, 6);
     const resting = await get(app(), '/flow/v1/auth/orders/resting/me', H(k));
     expect(resting.body.data.orders.map((x: { router_order_id: string }) => x.router_order_id)).toContain(row.router_order_id);
+    // Working at the venue: cancelling only our record would be a lie while the venue can fill it.
+    const cancel = await send(app(), 'POST', '/flow/v1/auth/orders/cancel', { router_order_id: row.router_order_id }, H(k));
+    expect(cancel.status).toBe(409);
+    expect(cancel.body.error.code).toBe('venue_cancel_unavailable');
+    const still = await get(app(), '/flow/v1/auth/orders/resting/me', H(k));
+    expect(still.body.data.orders.map((x: { router_order_id: string }) => x.router_order_id)).toContain(row.router_order_id);
   });
 
   it('on an async-fill venue: pending, which does not halt, with the plan’s commitment (notional + estimated taker fee) held', async () => {
