@@ -6,7 +6,7 @@ export default defineConfig({
   test: {
     pool: 'forks',
     include: ['test/**/*.test.ts'],
-    setupFiles: ['test/support/every-test-asserts.ts'],
+    setupFiles: ['test/support/every-test-asserts.ts', 'test/support/fuzz-seed.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     maxWorkers: 2,
