@@ -13,7 +13,7 @@ import { parseMicros } from '../domain/money.js';
 import type { Funds, LegMarket, QuoteView, VenueAccess } from '../domain/order-checks.js';
 import type { ResolvedLeg } from '../domain/orders.js';
 import type { FeeModel, PriceLevel } from '../domain/quotes.js';
-import { listPartners, openContestIds, positionsByHash } from './pg/catalog.js';
+import { listPartners, positionsByHash } from './pg/catalog.js';
 import { venueAccess } from './pg/partners.js';
 import type { Pool } from './pg/pool.js';
 import { practiceBalanceReadOnly } from './pg/wallet.js';
@@ -66,15 +66,13 @@ export async function loadOrderInputs(
   const partners = new Map(partnerList.map((p) => [p.partner_id, p]));
   const practice = partnerList.find((p) => p.internal_book) ?? null;
 
-  // Each leg's position: named, or priced by its liquidity_hash.
+  // Each leg's position: named, or the one its liquidity_hash quotes (ingest's index, one round trip).
   const byHash = [...new Set(legs.flatMap((l) => (l.liquidity_hash !== null ? [l.liquidity_hash] : [])))];
-  const located = byHash.length > 0 ? await hot.locateQuotes(await openContestIds(pool), byHash) : new Map<string, { contest_id: string; quote: string }>();
+  const indexed = await hot.positionsOfLiquidityHashes(byHash);
+  const positionOfHash = new Map(byHash.flatMap((h, i) => (indexed[i] ? [[h, indexed[i]!] as const] : [])));
+  // The named quotes' stored form, read below with the contests' hot state.
   const storedByHash = new Map<string, StoredQuote>();
-  for (const [h, v] of located) {
-    const s = parse<StoredQuote>(v.quote);
-    if (s && typeof s.position_hash === 'string') storedByHash.set(h, s);
-  }
-  const positionOf = legs.map((l) => (l.liquidity_hash !== null ? (storedByHash.get(l.liquidity_hash)?.position_hash ?? null) : l.position_hash));
+  const positionOf = legs.map((l) => (l.liquidity_hash !== null ? (positionOfHash.get(l.liquidity_hash) ?? null) : l.position_hash));
   const states = await positionsByHash(pool, [...new Set(positionOf.filter((p): p is string => p !== null))]);
 
   // The hot state of each contest the legs touch: liquidity and depth, then the named quotes' stored form.

@@ -250,6 +250,11 @@ export class HotState {
     return this.redis.hget(this.positionIndexKey, liquidityHash);
   }
 
+  /** positionOfLiquidityHash for several hashes in one round trip, in their order. */
+  positionsOfLiquidityHashes(liquidityHashes: readonly string[]): Promise<(string | null)[]> {
+    return liquidityHashes.length ? this.redis.hmget(this.positionIndexKey, ...liquidityHashes) : Promise.resolve([]);
+  }
+
   /** Compute: every venue quote of a contest, the version they make up, and the previous snapshot. */
   async readVenueState<Q>(contestId: string): Promise<VenueStateRead<Q>> {
     const res = await this.redis
@@ -342,26 +347,6 @@ export class HotState {
   async venueQuotes(contestId: string, liquidityHashes: readonly string[]): Promise<(string | null)[]> {
     if (liquidityHashes.length === 0) return [];
     return this.redis.hmget(this.k('vq', contestId), ...liquidityHashes);
-  }
-
-  /**
-   * Finds the stored venue quotes of `liquidityHashes` among the contests `contestIds` (a
-   * liquidity_hash names its venue, not its contest), in one pipelined round trip: hash → its
-   * contest and the stored quote JSON. Hashes found nowhere are absent.
-   */
-  async locateQuotes(contestIds: readonly string[], liquidityHashes: readonly string[]): Promise<Map<string, { contest_id: string; quote: string }>> {
-    const found = new Map<string, { contest_id: string; quote: string }>();
-    if (contestIds.length === 0 || liquidityHashes.length === 0) return found;
-    const p = this.redis.pipeline();
-    for (const c of contestIds) p.hmget(this.k('vq', c), ...liquidityHashes);
-    const res = (await p.exec()) ?? [];
-    res.forEach(([err, vals], i) => {
-      if (err) throw err;
-      (vals as (string | null)[]).forEach((v, j) => {
-        if (v !== null && !found.has(liquidityHashes[j]!)) found.set(liquidityHashes[j]!, { contest_id: contestIds[i]!, quote: v });
-      });
-    });
-    return found;
   }
 
   /** Stores a contest's game state and appends its events (contest_state.update) in one atomic step. */
