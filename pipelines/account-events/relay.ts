@@ -24,11 +24,11 @@ import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import { failpoint } from '../../src/failpoints.js';
 import type { Logger } from '../../src/log.js';
 import { singleMetric } from '../../src/metrics.js';
-import { listen, type Listening } from '../../src/store/pg/listen.js';
 import { ACCOUNT_OUTBOX_NOTIFY, claimAccountEvents, deleteAccountEvents, type ClaimedAccountEvent } from '../../src/store/pg/outbox.js';
 import { inTransaction, type Pool } from '../../src/store/pg/pool.js';
 import type { Keyspace, Redis } from '../../src/store/redis/client.js';
 import { AccountEventLog } from '../../src/store/redis/eventlog.js';
+import { NotifiedLoop } from '../notified-loop.js';
 
 export interface AccountEventRelayOptions {
   pool: Pool;
@@ -108,81 +108,40 @@ export class AccountEventRelay {
   private readonly batchSize: number;
   private readonly eventLog: AccountEventLog;
   private readonly m: RelayMetrics | null;
-  private listening: Listening | null = null;
-  private running: Promise<void> | null = null;
-  private stopping = false;
-  /** A notification arrived since the current batch began: run another instead of sleeping. */
-  private notified = false;
-  /** The current pause: ends it early (on stop always, on a notification when idle). */
-  private pauseEnd: { end: () => void; onNotify: boolean } | null = null;
+  private readonly loop: NotifiedLoop;
 
   constructor(private readonly o: AccountEventRelayOptions) {
     this.batchSize = o.batchSize ?? RELAY_DEFAULTS.batchSize;
     this.eventLog = new AccountEventLog(o.redis, o.ks);
     this.m = o.metrics ? relayMetrics(o.metrics) : null;
+    this.loop = new NotifiedLoop({
+      databaseUrl: o.listen !== false ? o.databaseUrl : null,
+      channel: ACCOUNT_OUTBOX_NOTIFY,
+      pollMs: o.pollMs ?? RELAY_DEFAULTS.pollMs,
+      retryBaseMs: o.retryBaseMs ?? RELAY_DEFAULTS.retryBaseMs,
+      retryMaxMs: o.retryMaxMs ?? RELAY_DEFAULTS.retryMaxMs,
+      log: o.log,
+      // A full batch means a backlog: go again at once.
+      step: async () => (await this.relayBatch()) >= this.batchSize,
+      onError: (err, failures, retryInMs) => {
+        this.stats.errors++;
+        this.m?.errors.inc();
+        o.log.warn({ err, failures, retry_in_ms: retryInMs }, 'relaying account events failed; they stay in the outbox and are retried');
+      },
+      onRecovered: (failures) => o.log.info({ failures }, 'relaying account events again'),
+    });
   }
 
   start(): this {
-    if (this.running) return this;
-    if (this.o.listen !== false) this.listening = listen(this.o.databaseUrl, ACCOUNT_OUTBOX_NOTIFY, () => this.onNotify(), { log: this.o.log });
-    this.running = this.run();
-    this.o.log.info({ batch_size: this.batchSize, poll_ms: this.pollMs, listen: this.listening !== null }, 'account-event relay running');
+    this.loop.start();
+    this.o.log.info({ batch_size: this.batchSize, poll_ms: this.o.pollMs ?? RELAY_DEFAULTS.pollMs, listen: this.loop.listens }, 'account-event relay running');
     return this;
   }
 
   /** Finishes the batch in flight (if any) and stops. */
   async stop(): Promise<void> {
-    if (this.stopping) return;
-    this.stopping = true;
-    this.pauseEnd?.end();
-    await this.listening?.close();
-    await this.running;
+    await this.loop.stop();
     this.o.log.info({ relayed: this.stats.relayed }, 'account-event relay stopped');
-  }
-
-  private get pollMs(): number {
-    return this.o.pollMs ?? RELAY_DEFAULTS.pollMs;
-  }
-
-  private onNotify(): void {
-    this.notified = true;
-    if (this.pauseEnd?.onNotify) this.pauseEnd.end();
-  }
-
-  private async run(): Promise<void> {
-    let failures = 0;
-    while (!this.stopping) {
-      this.notified = false;
-      let moved: number;
-      try {
-        moved = await this.relayBatch();
-      } catch (err) {
-        failures++;
-        this.stats.errors++;
-        this.m?.errors.inc();
-        const delay = Math.min(this.o.retryMaxMs ?? RELAY_DEFAULTS.retryMaxMs, (this.o.retryBaseMs ?? RELAY_DEFAULTS.retryBaseMs) * 2 ** (failures - 1));
-        this.o.log.warn({ err, failures, retry_in_ms: delay }, 'relaying account events failed; they stay in the outbox and are retried');
-        await this.pause(delay, false);
-        continue;
-      }
-      if (failures) this.o.log.info({ failures }, 'relaying account events again');
-      failures = 0;
-      // A full batch means a backlog; a notification during the batch means rows it may not have seen.
-      if (moved < this.batchSize && !this.notified) await this.pause(this.pollMs, true);
-    }
-  }
-
-  private pause(ms: number, onNotify: boolean): Promise<void> {
-    if (this.stopping) return Promise.resolve();
-    return new Promise((resolve) => {
-      const end = () => {
-        clearTimeout(timer);
-        this.pauseEnd = null;
-        resolve();
-      };
-      const timer = setTimeout(end, ms);
-      this.pauseEnd = { end, onNotify };
-    });
   }
 
   /** One transaction: claim, append, delete. Returns the rows moved. */

@@ -25,7 +25,6 @@ import { failpoint } from '../../src/failpoints.js';
 import type { Logger } from '../../src/log.js';
 import { singleMetric } from '../../src/metrics.js';
 import { lockAccount } from '../../src/store/pg/accounts.js';
-import { listen, type Listening } from '../../src/store/pg/listen.js';
 import { enqueueAccountEvent } from '../../src/store/pg/outbox.js';
 import { landSettlement } from '../../src/store/pg/partners.js';
 import { inTransaction, type Pool } from '../../src/store/pg/pool.js';
@@ -41,6 +40,7 @@ import {
   type SettleableOrder,
 } from '../../src/store/pg/settlement.js';
 import { appendPracticeEntry } from '../../src/store/pg/wallet.js';
+import { NotifiedLoop } from '../notified-loop.js';
 
 export const SETTLER_DEFAULTS = {
   /** Orders read per batch of one settlement (bounds a query and the memory of a batch). */
@@ -125,15 +125,25 @@ function settlerMetrics(registry: Registry): SettlerMetrics {
 export class OrderSettler {
   readonly stats: SettlerStats = { settled: 0, passes: 0, errors: 0 };
   private readonly m: SettlerMetrics | null;
-  private listening: Listening | null = null;
-  private running: Promise<void> | null = null;
-  private stopping = false;
-  private notified = false;
-  private pauseEnd: { end: () => void; onNotify: boolean } | null = null;
+  private readonly loop: NotifiedLoop;
   private lastReopen = 0;
 
   constructor(private readonly o: OrderSettlerOptions) {
     this.m = o.metrics ? settlerMetrics(o.metrics) : null;
+    this.loop = new NotifiedLoop({
+      databaseUrl: o.databaseUrl ?? null,
+      channel: CONTEST_SETTLEMENTS_NOTIFY,
+      pollMs: o.pollMs ?? SETTLER_DEFAULTS.pollMs,
+      retryBaseMs: o.retryBaseMs ?? SETTLER_DEFAULTS.retryBaseMs,
+      retryMaxMs: o.retryMaxMs ?? SETTLER_DEFAULTS.retryMaxMs,
+      log: o.log,
+      step: () => this.pass(),
+      onError: (err, failures, retryInMs) => {
+        this.stats.errors++;
+        this.m?.errors.inc();
+        o.log.warn({ err, failures, retry_in_ms: retryInMs }, 'a settlement pass failed; what it did not settle is retried');
+      },
+    });
   }
 
   private get batchSize(): number {
@@ -141,60 +151,15 @@ export class OrderSettler {
   }
 
   start(): this {
-    if (this.running) return this;
-    if (this.o.databaseUrl) this.listening = listen(this.o.databaseUrl, CONTEST_SETTLEMENTS_NOTIFY, () => this.onNotify(), { log: this.o.log });
-    this.running = this.run();
-    this.o.log.info({ batch_size: this.batchSize, poll_ms: this.o.pollMs ?? SETTLER_DEFAULTS.pollMs, listen: this.listening !== null }, 'order settler running');
+    this.loop.start();
+    this.o.log.info({ batch_size: this.batchSize, poll_ms: this.o.pollMs ?? SETTLER_DEFAULTS.pollMs, listen: this.loop.listens }, 'order settler running');
     return this;
   }
 
   /** Finishes the orders in flight and stops. */
   async stop(): Promise<void> {
-    if (this.stopping) return;
-    this.stopping = true;
-    this.pauseEnd?.end();
-    await this.listening?.close();
-    await this.running;
+    await this.loop.stop();
     this.o.log.info({ settled: this.stats.settled }, 'order settler stopped');
-  }
-
-  private onNotify(): void {
-    this.notified = true;
-    if (this.pauseEnd?.onNotify) this.pauseEnd.end();
-  }
-
-  private async run(): Promise<void> {
-    let failures = 0;
-    while (!this.stopping) {
-      this.notified = false;
-      let more: boolean;
-      try {
-        more = await this.pass();
-      } catch (err) {
-        failures++;
-        this.stats.errors++;
-        this.m?.errors.inc();
-        const delay = Math.min(this.o.retryMaxMs ?? SETTLER_DEFAULTS.retryMaxMs, (this.o.retryBaseMs ?? SETTLER_DEFAULTS.retryBaseMs) * 2 ** (failures - 1));
-        this.o.log.warn({ err, failures, retry_in_ms: delay }, 'a settlement pass failed; what it did not settle is retried');
-        await this.pause(delay, false);
-        continue;
-      }
-      failures = 0;
-      if (!more && !this.notified) await this.pause(this.o.pollMs ?? SETTLER_DEFAULTS.pollMs, true);
-    }
-  }
-
-  private pause(ms: number, onNotify: boolean): Promise<void> {
-    if (this.stopping) return Promise.resolve();
-    return new Promise((resolve) => {
-      const end = () => {
-        clearTimeout(timer);
-        this.pauseEnd = null;
-        resolve();
-      };
-      const timer = setTimeout(end, ms);
-      this.pauseEnd = { end, onNotify };
-    });
   }
 
   /**
@@ -214,7 +179,7 @@ export class OrderSettler {
     let full = false;
     let progress = false;
     for (const p of pending) {
-      if (this.stopping) return false;
+      if (this.loop.stopping) return false;
       const r = await this.settleBatch(p);
       full ||= r.full;
       progress ||= r.progress;
@@ -242,7 +207,7 @@ export class OrderSettler {
     let next = 0;
     let failed = 0;
     const worker = async () => {
-      while (next < orders.length && !this.stopping) {
+      while (next < orders.length && !this.loop.stopping) {
         const o = orders[next++]!;
         let settled: SettledOrder | null;
         try {
@@ -264,7 +229,7 @@ export class OrderSettler {
     await Promise.all(Array.from({ length: Math.min(this.o.concurrency ?? SETTLER_DEFAULTS.concurrency, orders.length) }, worker));
     const full = orders.length === this.batchSize;
     // A full batch comes back next pass as it is; otherwise the settlement is done, or waits behind the others.
-    const cleared = !full && !this.stopping ? await finishSettlementPass(this.o.pool, p) : false;
+    const cleared = !full && !this.loop.stopping ? await finishSettlementPass(this.o.pool, p) : false;
     const settled = Object.values(byResult).reduce((a, b) => a + b, 0);
     if (settled > 0 || cleared || failed > 0) {
       this.o.log.info({ task: 'settlement', partner_id: p.partner_id, contest_id: p.contest_id, settled, by_result: byResult, failed, done: cleared, ms: Date.now() - started }, 'orders settled');
