@@ -3,6 +3,7 @@
  * names cannot contain ':'; the deployment's REDIS_PREFIX is BullMQ's prefix.
  */
 import type { ConnectionOptions, QueueOptions } from 'bullmq';
+import { StoreUnavailable } from '../src/errors.js';
 import { reconnectDelay, type Keyspace } from '../src/store/redis/client.js';
 
 export interface JobMap {
@@ -42,3 +43,23 @@ export function bullConnection(redisUrl: string): ConnectionOptions {
 export function queueOptions(redisUrl: string, ks: Keyspace): QueueOptions {
   return { connection: bullConnection(redisUrl), prefix: ks.prefix };
 }
+
+/**
+ * Waits for a queue add at most `ms`. BullMQ's connection waits out an outage (its blocking reads
+ * need that), so an add in flight when Redis drops would wait for its return: past `ms` this
+ * rejects with StoreUnavailable (`what` names the work) and the caller keeps its work for a retry.
+ * Should the add still land later, the job's id or deduplication makes the retry join it.
+ */
+export async function addWithin<T>(add: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new StoreUnavailable('redis', what)), ms);
+  });
+  try {
+    return await Promise.race([add, late]);
+  } finally {
+    clearTimeout(timer);
+    add.catch(() => undefined);
+  }
+}
+

@@ -5,9 +5,8 @@
  * later add of an undecided leg runs it again (and a decided one returns its decision at once).
  */
 import { Queue } from 'bullmq';
-import { StoreUnavailable } from '../../src/errors.js';
 import type { Keyspace } from '../../src/store/redis/client.js';
-import { executeQueueName, queueOptions, type JobMap } from '../queues.js';
+import { addWithin, executeQueueName, queueOptions, type JobMap } from '../queues.js';
 
 const ENQUEUE_TIMEOUT_MS = 1_000;
 
@@ -41,16 +40,7 @@ export class ExecuteProducer {
   /** Adds the leg's job unless it has one; rejects (StoreUnavailable) when Redis does not take it in time. */
   async enqueue(partnerId: string, routerOrderId: string): Promise<void> {
     const add = this.queue(partnerId).add('execute', { router_order_id: routerOrderId }, { ...EXECUTE_JOB_OPTIONS, jobId: routerOrderId });
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new StoreUnavailable('redis', 'queueing a real-money leg')), ENQUEUE_TIMEOUT_MS);
-    });
-    try {
-      await Promise.race([add, late]);
-    } finally {
-      clearTimeout(timer);
-      add.catch(() => undefined);
-    }
+    await addWithin(add, ENQUEUE_TIMEOUT_MS, 'queueing a real-money leg');
   }
 
   async close(): Promise<void> {

@@ -5,9 +5,8 @@
  * contest never run at once.
  */
 import { Queue } from 'bullmq';
-import { StoreUnavailable } from '../../src/errors.js';
 import type { Keyspace } from '../../src/store/redis/client.js';
-import { QUEUE_NAMES, queueOptions, type JobMap } from '../queues.js';
+import { addWithin, QUEUE_NAMES, queueOptions, type JobMap } from '../queues.js';
 
 const ENQUEUE_TIMEOUT_MS = 500;
 
@@ -21,24 +20,10 @@ export class LiquidityProducer {
     });
   }
 
-  /**
-   * BullMQ's connection waits out an outage (its blocking reads need that), so an add in flight when
-   * Redis drops would wait for its return: past ENQUEUE_TIMEOUT_MS this rejects instead and the
-   * ingester keeps the quotes for its next flush. Should the add still land later, deduplication
-   * makes the retry join it.
-   */
+  /** Queues the contest; past ENQUEUE_TIMEOUT_MS (addWithin) the ingester keeps the quotes for its next flush. */
   async enqueue(contestId: string): Promise<void> {
     const add = this.queue.add('liquidity', { contest_id: contestId }, { deduplication: { id: contestId, keepLastIfActive: true } });
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new StoreUnavailable('redis', 'queueing the recomputation')), ENQUEUE_TIMEOUT_MS);
-    });
-    try {
-      await Promise.race([add, late]);
-    } finally {
-      clearTimeout(timer);
-      add.catch(() => undefined);
-    }
+    await addWithin(add, ENQUEUE_TIMEOUT_MS, 'queueing the recomputation');
   }
 
   async close(): Promise<void> {
