@@ -160,6 +160,32 @@ export interface RouterOrderResult {
   venues: RouterOrderVenue[];
 }
 
+/** What names a leg in its result: its index, audit id and the venue named. */
+export type LegResultBase = Pick<RouterOrderResult, 'index' | 'sor_decision_id' | 'requested_partner_id'>;
+
+/**
+ * The result of a leg that wrote an order, from the order's figures. A leg the venue refused
+ * (`refusal`) reports its reason and code with venues[0].success false.
+ */
+export function placedResult(
+  base: LegResultBase,
+  status: LegStatus,
+  order: Pick<RouterOrder, 'partner_id' | 'router_order_id' | 'filled_notional' | 'filled_shares' | 'unfilled_notional' | 'avg_price'>,
+  outcome: { reason: string | null; code: RejectedCode | null; success: boolean } = { reason: null, code: null, success: true },
+): RouterOrderResult {
+  return {
+    ...base,
+    status,
+    filled_notional: order.filled_notional,
+    filled_shares: order.filled_shares,
+    unfilled_notional: order.unfilled_notional,
+    avg_price: order.avg_price ?? 0,
+    rejected_reason: outcome.reason,
+    rejected_code: outcome.code,
+    venues: [{ partner_id: order.partner_id, success: outcome.success, router_order_id: order.router_order_id, error: outcome.success ? null : outcome.reason }],
+  };
+}
+
 export interface BuyResponse {
   results: RouterOrderResult[];
   halted_at_index: number | null;

@@ -9,6 +9,7 @@ import type { ResolvedLeg } from '../../../src/domain/orders.js';
 import { bestPaperQuote } from '../../../src/domain/order-checks.js';
 import type { PartnerLiquidity } from '../../../src/domain/stream.js';
 import {
+  placedResult,
   orderUpdateEvent,
   type LegFailure,
   type LegOutcome,
@@ -168,20 +169,7 @@ export class BuyRun {
   /** The leg's result as the buy answers it. */
   async result(leg: ResolvedLeg, o: LegOutcome<RouterOrder>): Promise<RouterOrderResult> {
     const base = { index: leg.index, sor_decision_id: this.decisions[leg.index]!, requested_partner_id: leg.partner_id };
-    if ('placed' in o) {
-      const order = o.placed;
-      return {
-        ...base,
-        status: o.status,
-        filled_notional: order.filled_notional,
-        filled_shares: order.filled_shares,
-        unfilled_notional: order.unfilled_notional,
-        avg_price: order.avg_price ?? 0,
-        rejected_reason: null,
-        rejected_code: null,
-        venues: [{ partner_id: order.partner_id, success: true, router_order_id: order.router_order_id, error: null }],
-      };
-    }
+    if ('placed' in o) return placedResult(base, o.status, o.placed);
     return {
       ...base,
       status: o.failure.status,

@@ -22,7 +22,7 @@ import { envelope } from '../../../src/domain/envelope.js';
 import { microsText, parseMicros } from '../../../src/domain/money.js';
 import { haltedResult, type LegPlan, type LiveBookReader, type PreflightResult } from '../../../src/domain/order-checks.js';
 import type { ResolvedLeg } from '../../../src/domain/orders.js';
-import { checkFailure, sequenceLegs, type BuyResponse, type LegFailure, type LegOutcome, type RouterOrderResult } from '../../../src/domain/router-orders.js';
+import { checkFailure, placedResult, sequenceLegs, type BuyResponse, type LegFailure, type LegOutcome, type RouterOrderResult } from '../../../src/domain/router-orders.js';
 import { ApiError } from '../../../src/errors.js';
 import { newId } from '../../../src/ids.js';
 import type { Logger } from '../../../src/log.js';
@@ -353,17 +353,7 @@ class RealBuyRun {
       const order = row.order;
       const ok = o.status !== 'failed' && o.status !== 'rejected';
       const reason = undecided ?? row.rejected_reason ?? notCompleted(o.status, order.partner_id);
-      return {
-        ...base,
-        status: o.status,
-        filled_notional: order.filled_notional,
-        filled_shares: order.filled_shares,
-        unfilled_notional: order.unfilled_notional,
-        avg_price: order.avg_price ?? 0,
-        rejected_reason: o.status === 'completed' ? null : reason,
-        rejected_code: ok ? null : row.rejected_code,
-        venues: [{ partner_id: order.partner_id, success: ok, router_order_id: order.router_order_id, error: ok ? null : reason }],
-      };
+      return placedResult(base, o.status, order, { reason: o.status === 'completed' ? null : reason, code: ok ? null : row.rejected_code, success: ok });
     }
     const checked = this.checked.get(leg.index);
     return {
