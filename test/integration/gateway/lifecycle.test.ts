@@ -71,4 +71,22 @@ describe('liveness', () => {
     expect(alive.pingsReceived).toBeGreaterThanOrEqual(3);
     expect((await alive.request({ action: 'ping' })).type).toBe('pong');
   });
+
+  it('pings in slices across the interval, not every connection at once; each connection once per interval', async () => {
+    // 1,000 ms: five slices 200 ms apart, the five connections one in each.
+    const gw = await h.startGateway({ pingIntervalMs: 1000 });
+    const clients = [];
+    for (let i = 0; i < 5; i++) clients.push(await h.connect((await h.key('free')).api_key, { gw }));
+    await sleep(600);
+    // Three slice ticks fit in 600 ms: some connections were pinged, not all.
+    const early = clients.filter((c) => c.pingsReceived > 0).length;
+    expect(early).toBeGreaterThanOrEqual(1);
+    expect(early).toBeLessThan(5);
+    await sleep(1600);
+    for (const c of clients) {
+      expect(c.pingsReceived).toBeGreaterThanOrEqual(2);
+      expect(c.pingsReceived).toBeLessThanOrEqual(3);
+      expect(c.isClosed).toBe(false);
+    }
+  });
 });
