@@ -30,6 +30,7 @@ import { prepareHistoryStore, TABLES, TICK_COLUMNS } from '../src/store/clickhou
 import { BatchWriter, encodeTick, type TickRow } from '../src/store/clickhouse/writer.js';
 import type { NormalizedQuote } from '../src/venues/types.js';
 import { parsePositionHash } from '../src/domain/hashes.js';
+import { arbitrageIndexKey, arbitrageKey, parseContestMember } from '../src/store/redis/contest-index.js';
 import { benchRuntime, sleep } from './support/stack.js';
 import { runIfMain } from './support/main.js';
 import { Verdict } from './support/verdict.js';
@@ -38,7 +39,8 @@ type Rt = Awaited<ReturnType<typeof benchRuntime>>['rt'];
 
 const THROUGHPUT_TARGET = 20_000;
 
-export default async function run(args: string[]): Promise<void> {
+/** Prints the figures and verdict; returns the verdict (bench compute judges the pipeline with it). */
+export default async function run(args: string[]): Promise<Verdict> {
   const { values } = parseArgs({ args, options: { seconds: { type: 'string', default: '10' }, rate: { type: 'string', default: '40000' }, threads: { type: 'string', default: '1' } } });
   const seconds = Number(values.seconds);
   const rate = Number(values.rate);
@@ -111,6 +113,7 @@ export default async function run(args: string[]): Promise<void> {
     const rs = await ch.query({ query: `SELECT count() AS n FROM ${TABLES.ticks} SETTINGS output_format_json_quote_64bit_integers = 0`, format: 'JSONEachRow' });
     const ticksLanded = Number((await rs.json<{ n: number }>())[0]?.n ?? 0);
     const hot = await readBackHotState(rt, latest);
+    const arbs = await arbitragesHeld(rt);
     // The ticks at each listing's latest timestamp (several when changes share a venue timestamp).
     const lastTicks = await ch.query({
       query: `SELECT liquidity_hash, groupArray(tuple(price, available)) AS last FROM ${TABLES.ticks}
@@ -165,6 +168,7 @@ export default async function run(args: string[]): Promise<void> {
     console.log(`  tick rows landed in ClickHouse  ${ticksLanded} (${((ticksLanded / Math.max(1, accepted)) * 100).toFixed(1)} % of the changes accepted; a re-confirmed unchanged quote lands none)`);
     console.log(`  tick history read back          ${historyCurrent} of ${changed.length} published listings that changed have their latest change as their last tick (${withheld} listings withheld by compute)`);
     console.log(`  hot state read back             ${hot.matching} of ${hot.listings} listings hold their latest accepted change; ${hot.staleContests} of ${hot.contests} contests' liquidity older than their venue state`);
+    console.log(`  arbitrages held at the end      ${arbs.arbitrages} in ${arbs.contests} contests (detected by compute on every change)`);
     console.log(`  landed through the pipeline     ${landedRate.toFixed(0)} changes/s`);
     console.log(`  baseline raw Redis HSET + ClickHouse insert of as many rows  ${baseline.toFixed(0)} rows/s`);
     console.log(`  ratio pipeline / raw writes     ${(landedRate / baseline).toFixed(3)}`);
@@ -176,6 +180,7 @@ export default async function run(args: string[]): Promise<void> {
     v.atLeast('changed listings whose last tick is their latest change', changed.length ? (historyCurrent / changed.length) * 100 : NaN, 100, '%');
     v.print();
     await compute.stop();
+    return v;
   } finally {
     await close();
     rmSync(dataDir, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 });
@@ -190,6 +195,17 @@ async function publishedListings(rt: Rt, contests: Set<string>): Promise<Set<str
     if (json) for (const m of json.matchAll(/"liquidity_hash":"([^"]+)"/g)) out.add(m[1]!);
   }
   return out;
+}
+
+/** The arbitrages the computations stored, and how many contests hold some. */
+async function arbitragesHeld(rt: Rt): Promise<{ arbitrages: number; contests: number }> {
+  const members = await rt.redis.zrange(arbitrageIndexKey(rt.ks), '0', '-1');
+  let arbitrages = 0;
+  for (const m of members) {
+    const json = await rt.redis.get(arbitrageKey(rt.ks, parseContestMember(m).contestId));
+    if (json) arbitrages += (JSON.parse(json) as unknown[]).length;
+  }
+  return { arbitrages, contests: members.length };
 }
 
 /** Every listing's price and size in the venue state in Redis. */

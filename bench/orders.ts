@@ -3,10 +3,11 @@
  * accounts, each an execution key of its own workspace with a topped-up wallet, over real HTTP
  * (the API in a child process fed live quotes by the simulator through the pipeline,
  * bench/support/orders-server.ts); each buy a fresh Idempotency-Key, a random position with a live
- * price and a random amount of 0.01-1.00 ATLAS. The baseline: raw BullMQ add-and-process round
- * trips whose job is the buy's PostgreSQL writes as one raw transaction, captured from the route
- * (bench/support/raw-queue.ts, raw-buy.ts); its settings (worker placement, concurrency, statements
- * named or not) are swept in the run and the fastest is the baseline.
+ * price and a random amount of 1.00-2.00 ATLAS. The baseline: raw BullMQ add-and-process round
+ * trips whose job is the buy's PostgreSQL writes, captured from the route and replayed raw (a
+ * transaction's frame and writes, or the one-statement buy's statement and the relay wake-up after
+ * it; bench/support/raw-queue.ts, raw-buy.ts); its settings (worker placement, concurrency,
+ * statements named or not) are swept in the run and the fastest is the baseline.
  *
  * Two loads, both for both sides, in --rounds rounds that alternate which side goes first (this
  * machine's throughput drifts between runs):
@@ -17,8 +18,11 @@
  *   closed loop's mean latency is its concurrency over its throughput: 100 loops at 1,000 legs/s
  *   wait 100 ms on average, so a p99 target can only be judged at a stated rate.)
  * Figures are the medians over the rounds; the ratio is the median of the per-round flow / raw
- * legs/s ratios. The CPU each process used per leg is printed, and what one buy sends to
- * PostgreSQL and Redis (recorded from a served buy).
+ * legs/s ratios. The CPU each process used per leg is printed (the bench's PostgreSQL backends
+ * apart from the rest of the machine, which other work on a shared machine inflates), and what one
+ * buy sends to PostgreSQL and Redis (recorded from a served buy). The HTTP floor (the same client,
+ * body and loops against a bare Fastify route in the server's process) is measured once and
+ * printed: what the HTTP hop alone costs here.
  * Targets (issue 11): Flow ≥ 1,000 legs/s (closed loops); Flow p99 ≤ 50 ms at --rate; every Flow
  * buy answered 200 with its leg completed at the amount asked, every raw job committed; and
  * afterwards, per account: the ledger adds up (sum = last balance_after, seq 1..n, one opening
@@ -28,6 +32,9 @@
  * the baseline is another shape of the work: a queue hop instead of HTTP, no reads).
  * No request is abandoned at a deadline, so every buy that landed was answered and counted.
  * --tamper-check writes one stray ledger entry before the checks: they must then FAIL.
+ * BENCH_SERVER_NODE_ARGS (environment): extra node flags for the server process, e.g.
+ * `--cpu-prof --cpu-prof-dir=/tmp/prof` for a profile of the API under this load (node refuses
+ * --cpu-prof in NODE_OPTIONS).
  *   npm run bench -- orders [--seconds 10] [--rounds 3] [--connections 100] [--accounts 100] [--rate 1000]
  *                           [--sweep-seconds 3] [--warmup 2] [--tamper-check]
  */
@@ -40,7 +47,7 @@ import { parseArgs } from 'node:util';
 import { createPool } from '../src/store/pg/pool.js';
 import { printTable } from './support/autocannon.js';
 import { drive, pace, type DriveResult, type Outcome } from './support/closed-loop.js';
-import { CpuMeter } from './support/cpu.js';
+import { CpuMeter, processCpuMs } from './support/cpu.js';
 import { postJson } from './support/http-post.js';
 import { runIfMain } from './support/main.js';
 import { checkOrders } from './support/orders-ledgers.js';
@@ -64,7 +71,7 @@ interface Leg {
 interface Measured extends DriveResult {
   side: 'flow' | 'raw';
   load: 'closed' | 'paced';
-  cpu: { bench: number; server: number; rest: number };
+  cpu: { bench: number; server: number; pg: number; rest: number };
 }
 
 const median = (xs: number[]) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)] ?? NaN;
@@ -95,7 +102,8 @@ export default async function run(args: string[]): Promise<void> {
   }
 
   const loadAtStart = loadavg()[0]!;
-  const child = spawn(process.execPath, ['--import', 'tsx', new URL('./support/orders-server.ts', import.meta.url).pathname, String(accountCount)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const nodeArgs = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', new URL('./support/orders-server.ts', import.meta.url).pathname, String(accountCount)], { stdio: ['ignore', 'pipe', 'inherit'] });
   const closers: (() => Promise<void>)[] = [];
   // Paced runs may have more buys in flight than there are loops, should Flow fall behind.
   const agent = new http.Agent({ keepAlive: true, maxSockets: Math.max(connections, 1000) });
@@ -108,6 +116,7 @@ export default async function run(args: string[]): Promise<void> {
     const info = JSON.parse(line) as OrdersServerInfo;
     const { accounts, targets, capture } = info;
     const accountOf = (worker: number) => accounts[worker % accounts.length]!;
+    const framed = capture.statements.some((s) => /^BEGIN$/i.test(s.text));
     const inTransaction = capture.statements.filter((s) => !/^(BEGIN|COMMIT)$/i.test(s.text)).length;
     console.log(
       `bench orders: ${accounts.length} accounts (execution keys, one workspace each), ${connections} closed loops, paced at ${rate} buys/s, ${seconds}s per run, ${rounds} rounds; ` +
@@ -116,15 +125,16 @@ export default async function run(args: string[]): Promise<void> {
         `raw pool ${info.pool_max} connections as the service's; server in pid ${child.pid}`,
     );
     console.log(
-      `one paper buy sends ${capture.statements.length} statements to PostgreSQL (${inTransaction} in its transaction, between BEGIN and COMMIT) and ${capture.redis.length} commands to Redis (${capture.redis.join(', ')}); ` +
-        `the baseline replays the frame and the ${capture.replayed.length - 2} that write:`,
+      `one paper buy sends ${capture.statements.length} statements to PostgreSQL (${framed ? `${inTransaction} in its transaction, between BEGIN and COMMIT` : 'no transaction block'}) and ${capture.redis.length} commands to Redis (${capture.redis.join(', ')}); ` +
+        `the baseline replays ${framed ? `the frame and the ${capture.replayed.length - 2} that write` : `the ${capture.replayed.length} that write`}:`,
     );
     capture.statements.forEach((s, i) => console.log(`  ${capture.replayed.includes(i) ? 'raw' : '   '} ${String(i + 1).padStart(2)}. ${s.text.replace(/\s+/g, ' ').slice(0, 110)}`));
 
     const legs = new AmountTally();
     const flowOp = async (worker: number): Promise<Outcome> => {
       const { api_key, router_account_id } = accountOf(worker);
-      const cents = 1 + Math.floor(Math.random() * 100);
+      // 1.00-2.00 ATLAS: the practice book takes orders from 1 (its min_order_amount), on a cent increment.
+      const cents = 100 + Math.floor(Math.random() * 101);
       const target = targets[Math.floor(Math.random() * targets.length)]!;
       const r = await postJson(agent, info.port, BUY_PATH, { 'x-api-key': api_key, 'idempotency-key': randomUUID() }, buyBody(target, cents));
       if (r.status !== 200) return { ok: false, refusal: `${r.status} ${r.body.slice(0, 300)}` };
@@ -141,17 +151,28 @@ export default async function run(args: string[]): Promise<void> {
       return out;
     };
 
+    const checkPool = createPool(info.database_url, 2);
+    closers.push(() => checkPool.end());
+    /** The PostgreSQL backends serving the bench's database (each side's pool, the checks' own apart): its share of PostgreSQL's CPU, whatever else the machine runs. */
+    const backends = async () =>
+      (await checkPool.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()')).rows.map((r) => r.pid);
+
     const all: Measured[] = [];
     /** Runs one load against one side and notes where the CPU went. */
     const measure = async (side: 'flow' | 'raw', load: 'closed' | 'paced', name: string, s: number, op: (w: number) => Promise<Outcome>, workerPid: number | null = null) => {
-      const meter = new CpuMeter({ server: side === 'flow' ? child.pid! : (workerPid ?? -1), bench: process.pid });
+      const before = await backends();
+      const meter = new CpuMeter({ server: side === 'flow' ? child.pid! : (workerPid ?? -1), bench: process.pid, pg: before });
       const r = load === 'closed' ? await drive(name, connections, s, op) : await pace(name, accounts.length, rate, s, op);
       const used = meter.since();
+      // A pool may have opened connections during the run: all their backends' CPU is the run's.
+      const opened = (await backends()).filter((p) => !before.includes(p));
+      used.set('pg', used.get('pg')! + opened.reduce((sum, p) => sum + (processCpuMs(p) || 0), 0));
       // NaN: no such process (the baseline's worker running here), or nothing answered.
       const per = (ms: number) => ms / r.requests;
       const server = per(used.get('server')!);
       const bench = per(used.get('bench')!);
-      const m: Measured = { ...r, side, load, cpu: { bench, server, rest: Math.max(0, per(used.get('machine')!) - bench - (Number.isFinite(server) ? server : 0)) } };
+      const pg = per(used.get('pg')!);
+      const m: Measured = { ...r, side, load, cpu: { bench, server, pg, rest: Math.max(0, per(used.get('machine')!) - bench - (Number.isFinite(server) ? server : 0) - pg) } };
       all.push(m);
       return m;
     };
@@ -165,6 +186,19 @@ export default async function run(args: string[]): Promise<void> {
 
     // Warm Flow (JIT, connections, the principal cache; every wallet's first buy).
     await measure('flow', 'closed', 'warmup flow', warmup, flowOp);
+
+    // The HTTP floor, now: the same client, body and loops against a bare Fastify route in the
+    // server's process (JSON parse and reply, nothing else). Printed, not judged: what the HTTP hop
+    // alone costs here, against what a buy costs.
+    const bareOp = async (worker: number): Promise<Outcome> => {
+      const target = targets[worker % targets.length]!;
+      const r = await postJson(agent, info.bare_port, '/bare', { 'x-api-key': accountOf(worker).api_key, 'idempotency-key': randomUUID() }, buyBody(target, 50));
+      return r.status === 200 ? { ok: true } : { ok: false, refusal: `${r.status} ${r.body.slice(0, 100)}` };
+    };
+    await drive('warmup bare', connections, Math.min(warmup, 1), bareOp);
+    const bareMeter = new CpuMeter({ server: child.pid!, bench: process.pid });
+    const bareRun = await drive('http floor: bare Fastify', connections, sweepSeconds, bareOp);
+    const bareCpu = bareMeter.since();
 
     // The baseline's best settings on this machine, now: each warmed, measured, then closed.
     const sweep: Measured[] = [];
@@ -203,33 +237,35 @@ export default async function run(args: string[]): Promise<void> {
     const measuredRuns = all.filter((x) => x.name.startsWith('round '));
     const of = (side: 'flow' | 'raw', load: 'closed' | 'paced') => measuredRuns.filter((x) => x.side === side && x.load === load);
     const ms = (x: number) => (Number.isFinite(x) ? x.toFixed(2) : '-');
-    const cpuText = (x: Measured) => `${ms(x.cpu.bench)}/${ms(x.cpu.server)}/${ms(x.cpu.rest)}`;
+    const cpuText = (x: Measured) => `${ms(x.cpu.bench)}/${ms(x.cpu.server)}/${ms(x.cpu.pg)}/${ms(x.cpu.rest)}`;
     printTable(
       measuredRuns.map((x) => ({ ...x, extra: `${String(x.maxInFlight).padEnd(10)}${cpuText(x)}` })),
-      'in flight CPU ms per leg: bench/server/rest',
+      'in flight CPU ms per leg: bench/server/pg/rest',
     );
     console.log(
       '  CPU per leg: "bench" is this process (the load generator; the BullMQ worker too when it runs here), "server" the Flow API process or the baseline\'s worker process, ' +
-        '"rest" the rest of the machine (PostgreSQL, Redis, and whatever else runs on it)',
+        '"pg" the PostgreSQL backends serving the bench\'s database, "rest" the rest of the machine (Redis, PostgreSQL\'s shared processes, and whatever else runs on it: other work on a shared machine lands here)',
     );
     console.log(`  machine: ${availableParallelism()} cores, 1-minute load average ${loadAtStart.toFixed(2)} at the start, ${loadavg()[0]!.toFixed(2)} at the end`);
 
     const summary = (runs: Measured[]) => {
       const cpu = (k: keyof Measured['cpu']) => ms(median(runs.map((x) => x.cpu[k])));
-      return `${median(runs.map((x) => x.rps)).toFixed(0)} legs/s, p50 ${median(runs.map((x) => x.p50))} ms, p99 ${median(runs.map((x) => x.p99))} ms; CPU ms per leg: bench ${cpu('bench')}, server ${cpu('server')}, rest ${cpu('rest')}`;
+      return `${median(runs.map((x) => x.rps)).toFixed(0)} legs/s, p50 ${median(runs.map((x) => x.p50))} ms, p99 ${median(runs.map((x) => x.p99))} ms; CPU ms per leg: bench ${cpu('bench')}, server ${cpu('server')}, pg ${cpu('pg')}, rest ${cpu('rest')}`;
     };
     const ratio = median(ratios);
     console.log(`\nratio flow / raw legs/s per round (closed loops): ${ratios.map((x) => x.toFixed(3)).join(', ')}; median ${ratio.toFixed(3)}`);
     console.log(`medians over the rounds, closed loops: flow ${summary(of('flow', 'closed'))}; raw ${summary(of('raw', 'closed'))}`);
     console.log(`medians over the rounds, paced at ${rate}/s: flow ${summary(of('flow', 'paced'))}; raw ${summary(of('raw', 'paced'))}`);
+    console.log(
+      `http floor (bare Fastify POST, same client, body and ${connections} loops, ${sweepSeconds}s): ${bareRun.rps.toFixed(0)} req/s, p50 ${bareRun.p50} ms, p99 ${bareRun.p99} ms; ` +
+        `CPU ms per request: server ${ms(bareCpu.get('server')! / bareRun.requests)}, bench ${ms(bareCpu.get('bench')! / bareRun.requests)}`,
+    );
 
     const failures = (side: 'flow' | 'raw') => all.filter((x) => x.side === side).reduce((n, x) => n + x.errors + x.non2xx, 0);
     for (const x of all) {
       for (const [label, f] of x.failures) console.log(`  ${x.name}: ${f.count} × ${label} (e.g. ${f.example.slice(0, 200)})`);
     }
 
-    const checkPool = createPool(info.database_url, 2);
-    closers.push(() => checkPool.end());
     const ids = accounts.map((a) => a.router_account_id);
     if (values['tamper-check']) {
       await tamperLedger(checkPool, ids[0]!);

@@ -7,6 +7,7 @@ const SCENARIOS: Record<string, string> = {
   rest: './rest.js',
   'rest-liquidity': './rest-liquidity.js',
   ingest: './ingest.js',
+  compute: './compute.js',
   'ws-fanout': './ws-fanout.js',
   'stream-latency': './stream-latency.js',
   'history-ingest': './history-ingest.js',
@@ -21,6 +22,6 @@ if (!name || !SCENARIOS[name]) {
   console.error(`usage: npm run bench -- <scenario> [args]\nscenarios: ${Object.keys(SCENARIOS).join(', ')}`);
   process.exit(2);
 }
-const mod = (await import(SCENARIOS[name]!)) as { default: (args: string[]) => Promise<void> };
+const mod = (await import(SCENARIOS[name]!)) as { default: (args: string[]) => Promise<unknown> };
 await mod.default(args);
 process.exit(process.exitCode ?? 0);

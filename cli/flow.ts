@@ -5,15 +5,21 @@
  * flow jwt --account <id> [--ttl 3600]       mint a player JWT
  * flow history import|synthesize|prune|status|migrate  ClickHouse history (docs/history.md)
  * flow migrate                               apply PostgreSQL migrations and exit
+ * flow ai-keys set|remove|list ...           an account's own AI provider keys (docs/ai.md)
+ * flow kits trace <file>                     which key fetched a kit copy (docs/kits.md)
+ * flow venues matches|replay ...             cross-venue matching report, the recorded-venue replay server
  */
 import { loadConfig, parseRoles, ConfigError, SECRETS, type Role } from '../src/config.js';
 import { createLogger, type Logger } from '../src/log.js';
 import { dataDirSecrets, type GeneratedSecret } from '../src/secrets.js';
 import { ensureDemoKey, seedSimCatalog } from './bootstrap.js';
+import { runAiKeysCommand, runKitsCommand } from './ai-kits.js';
 import { CommandFailed } from './errors.js';
 import { jwtCommand, runKeysCommand, UsageError } from './keys.js';
 import { runHistoryCommand } from './history.js';
+import { isSimPartnerId } from '../src/venues/sim/index.js';
 import { startRoles } from './roles/start.js';
+import { runVenuesCommand } from './venues.js';
 import { openRuntime, type Runtime } from './runtime.js';
 
 /** Says once, when a secret was generated, where it is kept; the admin token itself is shown (operators need it). */
@@ -32,7 +38,8 @@ async function runRoles(roles: Role[]): Promise<void> {
   const log = createLogger(config.logLevel);
   announceSecrets(secrets.generated, log);
   const rt = await openRuntime(config, log);
-  if (config.venues.includes('sim')) {
+  // Any simulated venue (`sim`, or one by id) runs on the simulator's catalog and comes with the demo key.
+  if (config.venues.some((v) => v === 'sim' || isSimPartnerId(v))) {
     await seedSimCatalog(rt);
     await ensureDemoKey(rt);
   }
@@ -88,8 +95,15 @@ async function main(argv: string[]): Promise<void> {
       return runTool(async (rt) => jwtCommand(rt, rest, out));
     case 'history':
       return runTool((rt) => runHistoryCommand(rt, rest, out));
+    case 'ai-keys':
+      return runTool((rt) => runAiKeysCommand(rt, rest, out));
+    case 'kits':
+      return runTool((rt) => runKitsCommand(rt, rest, out));
     case 'migrate':
       return runTool(async () => out('migrations applied'));
+    case 'venues':
+      // Recorded payloads only: no store is opened.
+      return runVenuesCommand(rest, out);
     case undefined:
     case 'start':
       return runRoles(parseRoles(process.env.FLOW_ROLES));

@@ -1,6 +1,7 @@
 /** The piscina pool that runs compute tasks off the event loop. */
 import { Piscina } from 'piscina';
 import { runLiquidityJob, type LiquidityJobInput, type LiquidityJobOutput } from '../src/compute/job.js';
+import type { TradeSignalTask, TradeSignalTaskOutput } from '../src/compute/trade-signals.js';
 import { threadFile } from './thread-file.js';
 
 /**
@@ -45,6 +46,14 @@ export class ComputePool {
     }
     this.pooledRuns++;
     return this.pool.run(job);
+  }
+
+  /** The worker module of the trade-signal tasks (the same threads: piscina picks the module per task). */
+  private readonly tradeSignalsFile = threadFile(import.meta.url, '../workers/trade-signals');
+
+  /** One batch of trade prints → trade-derived signals (pipelines/signals/trades.ts), always on a worker thread. */
+  tradeSignals(task: TradeSignalTask): Promise<TradeSignalTaskOutput> {
+    return (this.pool as unknown as Piscina<TradeSignalTask, TradeSignalTaskOutput>).run(task, { filename: this.tradeSignalsFile });
   }
 
   async close(): Promise<void> {

@@ -9,8 +9,12 @@ import { reconnectDelay, type Keyspace } from '../src/store/redis/client.js';
 export interface JobMap {
   /** Recompute one contest from its venue state (payload carries no quotes: state lives in Redis). */
   liquidity: { contest_id: string };
-  /** Execute one real-money leg: its intent is in PostgreSQL (the job id is the router_order_id). */
-  execute: { router_order_id: string };
+  /**
+   * Execute one real-money leg: its intent is in PostgreSQL (the job id is the router_order_id).
+   * action cancel: carry out the venue-side cancel asked of the order (job id `cancel-<router_order_id>`),
+   * on the same queue and under the same (account, venue) lock as placements.
+   */
+  execute: { router_order_id: string; action?: 'cancel' };
 }
 
 export type QueueName = keyof JobMap;

@@ -4,6 +4,9 @@
  */
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
+import type { AiProvider } from './domain/ai.js';
+import { KalshiConfigError, kalshiSettingsFromEnv, type KalshiSettings } from './venues/kalshi/config.js';
+import { DEFAULT_MAX_EVENTS, POLYMARKET_DEFAULT_URLS } from './venues/polymarket/venue.js';
 
 export const ROLES = ['api', 'gateway', 'ingest', 'compute', 'execute', 'scheduler'] as const;
 export type Role = (typeof ROLES)[number];
@@ -46,6 +49,25 @@ export interface Config {
    * may still be sent (after that it fails, never placed).
    */
   execute: { waitMs: number; intentTtlMs: number };
+  /** Keys the per-key watermark of kit copies (docs/kits.md): a copy names its key only to whoever holds this. */
+  kitWatermarkSecret: string;
+  /** Encrypts the AI provider keys accounts link, at rest in PostgreSQL (docs/ai.md). */
+  aiKeySecret: string;
+  /** The AI pass-through's providers (docs/ai.md): where each is, and the service's own key for managed credits (null: none). */
+  ai: Record<AiProvider, { baseUrl: string; apiKey: string | null }>;
+  /** The Kalshi adapter's settings (FLOW_KALSHI_*; docs/configuration.md, docs/venues.md). */
+  kalshi: KalshiSettings;
+  /** The Polymarket adapter (FLOW_VENUES=polymarket): hosts and catalog scope (docs/configuration.md). */
+  polymarket: PolymarketConfig;
+}
+
+export interface PolymarketConfig {
+  /** Bases without a trailing slash; the WebSocket base gets `/ws/market` appended. */
+  urls: { gamma: string; clob: string; ws: string };
+  /** Only events with this Gamma tag id; null: every active event. */
+  tagId: string | null;
+  /** At most this many events in the catalog. */
+  maxEvents: number;
 }
 
 export class ConfigError extends Error {}
@@ -56,6 +78,38 @@ function eventLogConfig(env: NodeJS.ProcessEnv): Config['eventLog'] {
   const minAgeSeconds = int(env, 'FLOW_EVENT_LOG_MIN_AGE_SECONDS', 300, 300, 86_400);
   const maxEvents = int(env, 'FLOW_EVENT_LOG_MAX_EVENTS', Math.max(100_000, minEvents), minEvents, 10_000_000);
   return { minEvents, minAgeSeconds, maxEvents };
+}
+
+/**
+ * A base URL (a venue's, an AI provider's) of one of the allowed schemes, without query, fragment or
+ * credentials, kept without a trailing slash so a path is appended to it as is.
+ */
+function baseUrl(env: NodeJS.ProcessEnv, name: string, fallback: string, schemes: readonly string[] = ['http:', 'https:']): string {
+  const raw = env[name] || fallback;
+  let u: URL;
+  try {
+    u = new URL(raw);
+  } catch {
+    throw new ConfigError(`${name} must be a URL, got ${JSON.stringify(raw)}`);
+  }
+  if (!schemes.includes(u.protocol) || u.search || u.hash || u.username || u.password) {
+    throw new ConfigError(`${name} must be a ${schemes.map((x) => x.replace(':', '')).join(' or ')} URL without query, fragment or credentials, got ${JSON.stringify(raw)}`);
+  }
+  return u.toString().replace(/\/+$/, '');
+}
+
+function polymarketConfig(env: NodeJS.ProcessEnv): PolymarketConfig {
+  const tag = env.FLOW_POLYMARKET_TAG_ID;
+  if (tag !== undefined && tag !== '' && !/^[0-9]+$/.test(tag)) throw new ConfigError(`FLOW_POLYMARKET_TAG_ID must be a Gamma tag id (digits), got ${JSON.stringify(tag)}`);
+  return {
+    urls: {
+      gamma: baseUrl(env, 'FLOW_POLYMARKET_GAMMA_URL', POLYMARKET_DEFAULT_URLS.gamma, ['http:', 'https:']),
+      clob: baseUrl(env, 'FLOW_POLYMARKET_CLOB_URL', POLYMARKET_DEFAULT_URLS.clob, ['http:', 'https:']),
+      ws: baseUrl(env, 'FLOW_POLYMARKET_WS_URL', POLYMARKET_DEFAULT_URLS.ws, ['ws:', 'wss:']),
+    },
+    tagId: tag ? tag : null,
+    maxEvents: int(env, 'FLOW_POLYMARKET_MAX_EVENTS', DEFAULT_MAX_EVENTS, 1, 5_000),
+  };
 }
 
 /** The intent TTL is at least the wait: a leg the buy still waits for is never expired under it. */
@@ -73,6 +127,8 @@ export const SECRETS = {
   adminToken: { variable: 'FLOW_ADMIN_TOKEN', file: 'admin-token', purpose: 'the operator token (X-Admin-Token for /sim/v1)' },
   jwtSecret: { variable: 'FLOW_JWT_SECRET', file: 'jwt-secret', purpose: 'the player JWT signing secret' },
   cursorSecret: { variable: 'FLOW_CURSOR_SECRET', file: 'cursor-secret', purpose: 'the pagination cursor key' },
+  kitWatermarkSecret: { variable: 'FLOW_KIT_WATERMARK_SECRET', file: 'kit-watermark-secret', purpose: 'the kit watermark key' },
+  aiKeySecret: { variable: 'FLOW_AI_KEY_SECRET', file: 'ai-key-secret', purpose: 'the key that encrypts linked AI provider keys' },
 } as const;
 export type SecretName = keyof typeof SECRETS;
 
@@ -96,6 +152,14 @@ function int(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 0, ma
   return n;
 }
 
+/** The providers' places and the service's own keys (managed credits). A key is never logged. */
+function aiConfig(env: NodeJS.ProcessEnv): Config['ai'] {
+  return {
+    anthropic: { baseUrl: baseUrl(env, 'FLOW_ANTHROPIC_BASE_URL', 'https://api.anthropic.com'), apiKey: env.FLOW_ANTHROPIC_API_KEY || null },
+    openai: { baseUrl: baseUrl(env, 'FLOW_OPENAI_BASE_URL', 'https://api.openai.com'), apiKey: env.FLOW_OPENAI_API_KEY || null },
+  };
+}
+
 function bool(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
@@ -107,6 +171,15 @@ function bool(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean 
 function list(raw: string | undefined, fallback: string[]): string[] {
   if (raw === undefined || raw.trim() === '') return fallback;
   return raw.split(',').map((s) => s.trim()).filter(Boolean);
+}
+
+function kalshiConfig(env: NodeJS.ProcessEnv): KalshiSettings {
+  try {
+    return kalshiSettingsFromEnv(env);
+  } catch (e) {
+    if (e instanceof KalshiConfigError) throw new ConfigError(e.message);
+    throw e;
+  }
 }
 
 export function parseRoles(raw: string | undefined): Role[] {
@@ -145,5 +218,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, secrets: Secret
     hotRetentionSeconds: int(env, 'FLOW_HOT_RETENTION_SECONDS', 3600, 1, 30 * 86_400),
     eventLog: eventLogConfig(env),
     execute: executeConfig(env),
+    kitWatermarkSecret: secret('kitWatermarkSecret'),
+    aiKeySecret: secret('aiKeySecret'),
+    ai: aiConfig(env),
+    kalshi: kalshiConfig(env),
+    polymarket: polymarketConfig(env),
   };
 }

@@ -2,7 +2,21 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { API_KEY_RANDOM_CHARS, BASE62, formatApiKey } from './domain/api-key.js';
 
-export const newId = (prefix: string, bytes = 12): string => `${prefix}_${randomBytes(bytes).toString('base64url')}`;
+// Ids are minted several per request: their random bytes are drawn from the CSPRNG a few KiB at a
+// time (as crypto.randomUUID does) rather than one call per id, each byte used once.
+const RANDOM_BATCH = 4096;
+let batch = Buffer.alloc(0);
+let used = 0;
+function randomSlice(n: number): Buffer {
+  if (n > RANDOM_BATCH) return randomBytes(n);
+  if (used + n > batch.length) {
+    batch = randomBytes(RANDOM_BATCH);
+    used = 0;
+  }
+  return batch.subarray(used, (used += n));
+}
+
+export const newId = (prefix: string, bytes = 12): string => `${prefix}_${randomSlice(bytes).toString('base64url')}`;
 
 export const sha256Hex = (s: string): string => createHash('sha256').update(s).digest('hex');
 

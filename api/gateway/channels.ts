@@ -4,11 +4,13 @@
  * unit-testable and the gateway only does bookkeeping and delivery.
  */
 import { canonicalEntitlement, missingEntitlements } from '../../src/domain/plans.js';
+import { isConfidence, SIGNAL_TYPES } from '../../src/domain/signals.js';
 import { STREAM_CHANNELS, type StreamChannel } from '../../src/domain/stream.js';
 
 /** Spec "Limits": 200 contests per connection per channel. Also caps the other id lists. */
 export const MAX_CONTESTS_PER_CHANNEL = 200;
 const MAX_IDS = 200;
+const KNOWN_SIGNAL_TYPES = new Set<string>(SIGNAL_TYPES);
 
 /**
  * How a channel reaches its subscribers:
@@ -18,7 +20,7 @@ const MAX_IDS = 200;
  */
 export type Delivery = 'topic' | 'direct' | 'private';
 
-type FieldKind = 'ids' | 'number' | 'nonneg' | 'bool' | 'confidence' | 'strength';
+type FieldKind = 'ids' | 'signal_types' | 'number' | 'nonneg' | 'bool' | 'confidence' | 'strength';
 
 export interface ChannelRule {
   channel: StreamChannel;
@@ -49,7 +51,7 @@ export const CHANNEL_RULES: Readonly<Record<StreamChannel, ChannelRule>> = {
     requires: [RT, 'signals:read'],
     contests: 'optional',
     delivery: 'direct',
-    fields: { league_ids: 'ids', types: 'ids', min_confidence: 'confidence', min_strength: 'strength', include_beta: 'bool' },
+    fields: { league_ids: 'ids', types: 'signal_types', min_confidence: 'confidence', min_strength: 'strength', include_beta: 'bool' },
   },
   orders: { channel: 'orders', requires: [RT], contests: 'none', delivery: 'private', fields: { all: 'bool', account_ids: 'ids' } },
   balance: { channel: 'balance', requires: [RT], contests: 'none', delivery: 'private', fields: { all: 'bool', account_ids: 'ids' } },
@@ -60,8 +62,6 @@ export const OTHER_ACCOUNTS_ENTITLEMENT = 'connect:trade';
 
 /** Channels the spec names that this service does not offer (organization market-making). */
 const UNAVAILABLE_CHANNELS = new Set(['quote', 'exposure']);
-
-export const CONFIDENCE_RANK: Readonly<Record<string, number>> = { low: 1, medium: 2, high: 3 };
 
 export type AccountScope = { kind: 'own' } | { kind: 'all' } | { kind: 'ids'; ids: string[] };
 
@@ -149,6 +149,13 @@ function field(name: string, kind: FieldKind, v: unknown): number | boolean | st
       const r = idList(name, v, MAX_IDS);
       return typeof r === 'string' ? { error: r } : r;
     }
+    case 'signal_types': {
+      // A misspelt type would otherwise match nothing, silently (GET /signals answers it with a 400 too).
+      const r = idList(name, v, MAX_IDS);
+      if (typeof r === 'string') return { error: r };
+      const unknown = r.filter((t) => !KNOWN_SIGNAL_TYPES.has(t));
+      return unknown.length ? { error: `${name} names ${unknown.map((t) => JSON.stringify(t)).join(', ')}, not a signal type; types: ${SIGNAL_TYPES.join(', ')}` } : r;
+    }
     case 'bool':
       return typeof v === 'boolean' ? v : { error: `${name} must be a boolean` };
     case 'number':
@@ -158,7 +165,7 @@ function field(name: string, kind: FieldKind, v: unknown): number | boolean | st
     case 'strength':
       return typeof v === 'number' && Number.isFinite(v) && v >= 0 && v <= 100 ? v : { error: `${name} must be a number between 0 and 100` };
     case 'confidence':
-      return typeof v === 'string' && v in CONFIDENCE_RANK ? v : { error: `${name} must be one of low, medium, high` };
+      return isConfidence(v) ? v : { error: `${name} must be one of low, medium, high` };
   }
 }
 

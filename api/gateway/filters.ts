@@ -7,7 +7,8 @@
  * same thresholds cost one evaluation, and the event is parsed at most once (lazily).
  */
 import type { BusMessage, StreamChannel } from '../../src/domain/stream.js';
-import { CONFIDENCE_RANK, type Subscription } from './channels.js';
+import { selectsSignal, type Confidence } from '../../src/domain/signals.js';
+import type { Subscription } from './channels.js';
 
 /** One bus message being delivered; parses the event JSON on first use only. */
 export class BusEvent {
@@ -85,28 +86,16 @@ export const ARBITRAGE_FILTER: ChannelFilter = {
 
 /**
  * signal.update: keep the signals that pass types, min_confidence, min_strength and include_beta
- * (beta signals are excluded unless include_beta is true). A clear reaches every subscriber;
+ * (beta signals are excluded unless include_beta is true), by the same rule GET /signals applies
+ * (src/domain/signals.ts selectsSignal: served types only). A clear reaches every subscriber;
  * otherwise nothing is sent when every signal fails the filters (spec).
  */
 export const SIGNAL_FILTER: ChannelFilter = {
   key: (s) => JSON.stringify([s.filters.types, s.filters.min_confidence, s.filters.min_strength, s.filters.include_beta]),
   apply(ev, s) {
-    const f = s.filters as { types?: string[]; min_confidence?: string; min_strength?: number; include_beta?: boolean };
-    const types = f.types ? new Set(f.types) : null;
-    const minRank = f.min_confidence ? CONFIDENCE_RANK[f.min_confidence]! : 0;
-    type Signal = { signal_type?: unknown; confidence?: unknown; strength?: unknown; status?: unknown };
-    return filterList<Signal>(
-      ev,
-      'signals',
-      (g) => {
-        if (types && !(typeof g.signal_type === 'string' && types.has(g.signal_type))) return false;
-        if (minRank && (CONFIDENCE_RANK[String(g.confidence)] ?? 0) < minRank) return false;
-        if (f.min_strength !== undefined && !((num(g.strength) ?? -Infinity) >= f.min_strength)) return false;
-        if (!f.include_beta && g.status === 'beta') return false;
-        return true;
-      },
-      true,
-    );
+    const f = s.filters as { types?: string[]; min_confidence?: Confidence; min_strength?: number; include_beta?: boolean };
+    const keep = selectsSignal({ types: f.types ? new Set(f.types) : null, includeBeta: f.include_beta === true, minStrength: f.min_strength ?? null, minConfidence: f.min_confidence ?? null });
+    return filterList(ev, 'signals', keep, true);
   },
 };
 

@@ -8,13 +8,18 @@ import swaggerUi from '@fastify/swagger-ui';
 import { Counter } from 'prom-client';
 import { scrapedCounter } from '../../src/metrics.js';
 import { accountRoutes } from './account/index.js';
+import { aiRoutes } from './ai/routes.js';
 import { meRoutes } from './auth/me.js';
 import { catalogRoutes } from './catalog/routes.js';
 import type { AppContext } from './context.js';
 import { healthRoutes } from './health.js';
+import { kitRoutes } from './kits/routes.js';
 import { OPENAPI_ROUTE, swaggerOptions } from './openapi/document.js';
+import { arbitrageRoutes } from './signals/arbitrages.js';
+import { signalRoutes } from './signals/signals.js';
 import { installErrorHandling, UnroutedRequests } from './plugins/errors.js';
-import { installGate } from './plugins/gate.js';
+import { Gatekeeper, installGate } from './plugins/gate.js';
+import { mcpRoutes } from '../mcp/server.js';
 import { installValidation } from './plugins/validation.js';
 import { orderRoutes } from './orders/index.js';
 import { ReadCache } from './read-cache.js';
@@ -105,7 +110,8 @@ export async function buildApp(ctx: AppContext, plugins: RoutePlugin[] = []): Pr
       principals.clear();
     }
   });
-  unrouted.gate = installGate(app, ctx, principals);
+  const keeper = new Gatekeeper(ctx, principals);
+  unrouted.gate = installGate(app, keeper);
   await unrouted.installNotFound(app);
   const cache = new ReadCache(ctx.redis, ctx.ks);
   await cache.start();
@@ -115,8 +121,14 @@ export async function buildApp(ctx: AppContext, plugins: RoutePlugin[] = []): Pr
   meRoutes(app, ctx);
   accountRoutes(app, ctx);
   orderRoutes(app, ctx);
+  arbitrageRoutes(app, ctx);
+  signalRoutes(app, ctx);
   catalogRoutes(app, ctx, cache);
+  kitRoutes(app, ctx);
+  aiRoutes(app, ctx);
   for (const plugin of plugins) await plugin(app, ctx);
+  // The MCP tool server (POST /mcp) serves the reads the routes above registered as tools.
+  mcpRoutes(app, { ctx, keeper });
 
   await app.ready();
   return {

@@ -9,6 +9,7 @@ import type { RequestGate } from '../../src/store/redis/gate.js';
 import type { ClickHouseClient } from '../../src/store/clickhouse/client.js';
 import type { Registry } from 'prom-client';
 import type { LiveBookReader } from '../../src/domain/order-checks.js';
+import type { AskPlanner } from '../mcp/planner.js';
 
 export interface AppContext {
   config: Config;
@@ -23,4 +24,6 @@ export interface AppContext {
   clickhouse?: ClickHouseClient;
   /** Venues' live books for a buy's verify_liquidity, where this process runs the venue adapters (absent: none read live). */
   live?: LiveBookReader;
+  /** The planner of the MCP ask tool: an AI provider's, where one is configured (absent: the rule-based planner, api/mcp/rule-planner.ts). */
+  askPlanner?: AskPlanner;
 }

@@ -27,22 +27,32 @@ export function machineBusyMs(): number {
   return ((total - cpu[3]! - cpu[4]!) * 1000) / TICKS_PER_SECOND;
 }
 
-/** A snapshot of the named processes' CPU and the machine's; `since` gives each one's ms used since. */
+/**
+ * A snapshot of the named processes' CPU and the machine's; `since` gives each one's ms used since.
+ * A name may stand for several processes (the sum of what each used while it ran in between), e.g.
+ * the PostgreSQL backends serving one database.
+ */
 export class CpuMeter {
-  private readonly start: Map<string, number>;
-  constructor(private readonly pids: Record<string, number>) {
+  private readonly start: Map<string, number[]>;
+  constructor(private readonly pids: Record<string, number | readonly number[]>) {
     this.start = this.read();
   }
 
-  private read(): Map<string, number> {
-    const m = new Map(Object.entries(this.pids).map(([name, pid]) => [name, processCpuMs(pid)] as const));
-    m.set('machine', machineBusyMs());
+  private read(): Map<string, number[]> {
+    const m = new Map(Object.entries(this.pids).map(([name, pid]) => [name, (typeof pid === 'number' ? [pid] : pid).map(processCpuMs)] as const));
+    m.set('machine', [machineBusyMs()]);
     return m;
   }
 
-  /** ms of CPU each named process, and the machine ('machine'), used since this meter was made. */
+  /** ms of CPU each named process (NaN when a single one is gone), and the machine ('machine'), used since this meter was made. */
   since(): Map<string, number> {
     const now = this.read();
-    return new Map([...now].map(([k, v]) => [k, v - this.start.get(k)!] as const));
+    return new Map(
+      [...now].map(([k, v]) => {
+        const before = this.start.get(k)!;
+        const used = v.map((x, i) => x - before[i]!);
+        return [k, used.length === 1 ? used[0]! : used.reduce((sum, x) => sum + (Number.isFinite(x) ? x : 0), 0)] as const;
+      }),
+    );
   }
 }

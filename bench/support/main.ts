@@ -5,7 +5,7 @@ export function isMain(metaUrl: string): boolean {
   return !!process.argv[1] && metaUrl === pathToFileURL(process.argv[1]).href;
 }
 
-export function runIfMain(metaUrl: string, run: (args: string[]) => Promise<void>): void {
+export function runIfMain(metaUrl: string, run: (args: string[]) => Promise<unknown>): void {
   if (!isMain(metaUrl)) return;
   run(process.argv.slice(2)).then(
     () => process.exit(process.exitCode ?? 0),

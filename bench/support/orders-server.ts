@@ -19,9 +19,12 @@
  * deposit may be (through the route), so no leg of a run can find it dry. One more account serves
  * two buys on a recording pool: the second's statements are what the raw baseline replays
  * (bench/support/raw-buy.ts).
+ * A bare Fastify app beside it answers POST /bare (JSON parsed, a small JSON back): the HTTP floor
+ * the bench prints.
  * Prints one JSON line (OrdersServerInfo), then serves until killed; the database is dropped on exit.
  */
 import { randomUUID } from 'node:crypto';
+import Fastify from 'fastify';
 import { Registry } from 'prom-client';
 import { buildApp } from '../../api/rest/app.js';
 import { appContext } from '../../cli/runtime.js';
@@ -46,6 +49,8 @@ const STABLE_CHECKS = 4;
 
 export interface OrdersServerInfo {
   port: number;
+  /** A bare Fastify app in this process: POST /bare parses the JSON body and answers a small JSON (the HTTP floor). */
+  bare_port: number;
   database_url: string;
   redis_url: string;
   redis_prefix: string;
@@ -149,8 +154,13 @@ try {
   const capture = await captureBuy(rt, await executionKey(), targets[0]!);
 
   await built.app.listen({ host: '127.0.0.1', port: 0 });
+  // The HTTP floor: what Fastify alone costs a request of this size here (no auth, no schema, no store).
+  const bare = Fastify();
+  bare.post('/bare', async (req, reply) => reply.type('application/json; charset=utf-8').send(JSON.stringify({ data: { legs: (req.body as { orders: unknown[] }).orders.length }, meta: { timestamp: new Date().toISOString() } })));
+  await bare.listen({ host: '127.0.0.1', port: 0 });
   const info: OrdersServerInfo = {
     port: (built.app.server.address() as { port: number }).port,
+    bare_port: (bare.server.address() as { port: number }).port,
     database_url: rt.config.databaseUrl,
     redis_url: rt.config.redisUrl,
     redis_prefix: rt.ks.prefix,
@@ -162,6 +172,7 @@ try {
   };
   process.stdout.write(JSON.stringify(info) + '\n');
   const stop = async () => {
+    await bare.close();
     await built.close();
     await ingest.stop();
     await compute.stop();

@@ -2,9 +2,11 @@
  * The writes of bench/orders.ts's baseline: a single-leg paper buy's PostgreSQL writes as one raw
  * `pg` transaction, no HTTP, no Fastify, no authentication, no planning. Which statements those are
  * is not assumed: captureBuy records every statement two buys the real route serves send (the
- * second one is kept: the first may fill caches), and the baseline replays, in one transaction, the
- * ones of the buy's transaction that write (classified by what they are, printed by the bench),
- * with their captured parameters, each id the buy minted swapped for a fresh one and the capture's
+ * second one is kept: the first may fill caches), and the baseline replays the ones that write
+ * (classified by what they are, printed by the bench): the buy's transaction frame and the writes
+ * in it when the buy ran one, else its writing statements one by one (the one-statement practice
+ * buy, then the relay's wake-up it sends after its commit), with
+ * their captured parameters, each id the buy minted swapped for a fresh one and the capture's
  * account for the job's. So the baseline cannot drift from the route: a route that writes other
  * rows makes the baseline write them too, and the end-of-run checks count the raw side's rows with
  * the same rules as Flow's. What the baseline leaves out is the buy's reads and its planning (the
@@ -18,13 +20,14 @@ import { buildApp } from '../../api/rest/app.js';
 import { clientOrderId } from '../../api/rest/orders/execution.js';
 import { appContext, type Runtime } from '../../cli/runtime.js';
 import { newId } from '../../src/ids.js';
+import { PAPER_BUY_REFUSED } from '../../src/store/pg/paper-buys.js';
 import { RequestGate } from '../../src/store/redis/gate.js';
 import type { Outcome } from './closed-loop.js';
 import { recordingPool, recordingRedis, type SentStatement } from './sql-capture.js';
 
 export const BUY_PATH = '/flow/v1/auth/orders/buy';
 /** The capture buy's amount (the raw side's legs all stake this). */
-export const CAPTURE_CENTS = 50;
+export const CAPTURE_CENTS = 150;
 const MAX_PRICE = 0.99;
 
 /** A position a paper leg fills at a live price, and the partner the leg names. */
@@ -42,7 +45,7 @@ export const buyBody = (t: BuyTarget, cents: number): string =>
 export interface BuyCapture {
   /** Every statement the buy sent, authentication's included, in order. */
   statements: SentStatement[];
-  /** Indices into `statements` of the transaction's frame and writes: what the baseline sends. */
+  /** Indices into `statements` of the transaction's frame (when the buy ran one) and writes: what the baseline sends. */
   replayed: number[];
   /** Names of the Redis commands the buy sent (authentication, rate limits, the hot-state read). */
   redis: string[];
@@ -100,9 +103,10 @@ export async function captureBuy(rt: Runtime, key_: { api_key: string; router_ac
       });
       const leg = r.statusCode === 200 ? (JSON.parse(r.body) as { data: { results: { status: string }[] } }).data.results[0] : undefined;
       if (leg?.status !== 'completed') throw new Error(`the capture buy answered ${r.statusCode}: ${r.body.slice(0, 500)}`);
+      // Let what the buy sends after answering go out (the gate's batched usage counting, the
+      // relay's wake-up) before the recording is read or the next buy starts.
+      await new Promise((r) => setTimeout(r, 50));
     }
-    // Let the gate's batched usage counting go out before the count is read.
-    await new Promise((r) => setTimeout(r, 50));
   } finally {
     await built.close();
     await pool.end();
@@ -111,16 +115,17 @@ export async function captureBuy(rt: Runtime, key_: { api_key: string; router_ac
   const statements = sent.map((s) => ({ text: s.text, values: s.values }));
   const begin = statements.findIndex((s) => /^BEGIN$/i.test(s.text));
   const commit = statements.findIndex((s) => /^COMMIT$/i.test(s.text));
-  if (begin < 0 || commit < begin) throw new Error('the capture buy sent no BEGIN … COMMIT: bench/support/raw-buy.ts replays one transaction; update the baseline');
+  const framed = begin >= 0 && commit > begin;
 
   const db = new pg.Pool({ connectionString: rt.config.databaseUrl, max: 1 });
   let replayed: number[];
   try {
     const { rows } = await db.query<{ name: string }>("SELECT proname AS name FROM pg_proc WHERE proname LIKE 'flow\\_%' AND provolatile = 'v'");
     const volatile = new Set(rows.map((r) => r.name));
-    replayed = [begin];
-    for (let i = begin + 1; i < commit; i++) if (await writes(db, statements[i]!.text, volatile)) replayed.push(i);
-    replayed.push(commit);
+    const [from, to] = framed ? [begin + 1, commit] : [0, statements.length];
+    replayed = [];
+    for (let i = from; i < to; i++) if (await writes(db, statements[i]!.text, volatile)) replayed.push(i);
+    if (framed) replayed = [begin, ...replayed, commit];
   } finally {
     await db.end();
   }
@@ -137,9 +142,10 @@ export interface RawBuySettings {
 }
 
 /**
- * One buy's writes for `account` as a raw transaction: the captured frame and writes in order, with
- * the capture's account, key and minted ids swapped for the job's. 'ok' once committed; a write
- * that refuses (the ledger append answering other than ok) rolls back and answers its outcome.
+ * One buy's writes for `account` as a raw transaction (or its one statement): the captured frame
+ * and writes in order, with the capture's account, key and minted ids swapped for the job's. 'ok'
+ * once committed; a write that refuses (an outcome other than ok, fresh or created) rolls back and
+ * answers its outcome.
  */
 export function rawBuyer(pool: pg.Pool, c: BuyCapture, s: RawBuySettings): (account: string) => Promise<Outcome> {
   const swap = new RegExp([c.account, c.key, ...c.minted].map((t) => t.replace(/[-[\]/{}()*+?.\\^$|]/g, '\\$&')).join('|'), 'g');
@@ -157,10 +163,11 @@ export function rawBuyer(pool: pg.Pool, c: BuyCapture, s: RawBuySettings): (acco
         const { rows } = await client.query<{ outcome?: string }>(
           s.prepared && step.values.length > 0 ? { name: step.name, text: step.text, values: step.values.map((v) => fill(v, to)) } : { text: step.text, values: step.values.map((v) => fill(v, to)) },
         );
-        open = !/^COMMIT$/i.test(step.text);
+        if (/^BEGIN$/i.test(step.text)) open = true;
+        if (/^COMMIT$/i.test(step.text)) open = false;
         const outcome = rows[0]?.outcome;
-        if (outcome !== undefined && outcome !== 'ok' && outcome !== 'fresh') {
-          await client.query('ROLLBACK');
+        if (outcome !== undefined && outcome !== 'ok' && outcome !== 'fresh' && outcome !== 'created') {
+          if (open) await client.query('ROLLBACK');
           open = false;
           return { ok: false, refusal: `refused ${outcome}` };
         }
@@ -168,6 +175,9 @@ export function rawBuyer(pool: pg.Pool, c: BuyCapture, s: RawBuySettings): (acco
       return { ok: true };
     } catch (err) {
       if (open) await client.query('ROLLBACK').catch(() => undefined);
+      // The one-statement buy refuses by raising (nothing written): as a refused outcome above.
+      const e = err as { code?: string; detail?: string };
+      if (e.code === PAPER_BUY_REFUSED) return { ok: false, refusal: `refused ${e.detail}` };
       throw err;
     } finally {
       client.release();

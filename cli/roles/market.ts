@@ -11,6 +11,7 @@ import { HistoryWriterThread, type WriterThreadData } from '../../pipelines/hist
 import { LiquidityProcessor } from '../../pipelines/processors/liquidity.js';
 import { LiquidityProducer } from '../../pipelines/producers/liquidity.js';
 import { SettlementRecorder } from '../../pipelines/settlement/recorder.js';
+import { TradeSignalConsumer } from '../../pipelines/signals/trades.js';
 import type { SimControl } from '../../api/rest/sim/routes.js';
 import { StoreUnavailable } from '../../src/errors.js';
 import { prepareHistoryStore } from '../../src/store/clickhouse/schema.js';
@@ -18,18 +19,25 @@ import { closeContest, partnerNames, routingMaps, seedCatalog } from '../../src/
 import { bumpCatalogVersion } from '../../src/store/redis/catalog-version.js';
 import { HotState } from '../../src/store/redis/hot.js';
 import { logLimits } from '../../src/store/redis/eventlog.js';
-import { createSimAdapters, SimMarket, type SimChurnOptions, type SimContestOpenedEvent } from '../../src/venues/sim/index.js';
+import { SignalStore } from '../../src/store/redis/signals.js';
+import type { SimChurnOptions, SimContestOpenedEvent } from '../../src/venues/sim/index.js';
 import type { VenueAdapter } from '../../src/venues/types.js';
-import { simEpoch } from '../bootstrap.js';
+import { VenueConnector } from '../../pipelines/ingest/venue-connector.js';
 import type { Runtime } from '../runtime.js';
+import { buildIngestVenues, registerVenueMetrics, seedVenueCatalog, type CatalogVenue } from './venues.js';
 
 export interface IngestRole {
   name: 'ingest';
   ingester: Ingester;
-  /** The connected venue adapters (the balance refresher reads balances through them). */
+  /**
+   * Every venue adapter of FLOW_VENUES (the balance refresher, preflight and execute read through
+   * them); one still connecting in the background answers `not_connected`.
+   */
   adapters: readonly VenueAdapter[];
   /** Records the venues' settlement feeds in PostgreSQL (the scheduler's settler settles orders from them). */
   settlements: SettlementRecorder;
+  /** Connects the venues that connect in the background (their state: connector.snapshot()). */
+  connector: VenueConnector;
   sim: SimControl | null;
   stop(): Promise<void>;
 }
@@ -41,17 +49,14 @@ export interface IngestOptions {
 }
 
 export async function startIngest(rt: Runtime, opts: IngestOptions = {}): Promise<IngestRole> {
-  const adapters: VenueAdapter[] = [];
-  let market: SimMarket | null = null;
-  if (rt.config.venues.includes('sim')) {
-    market = new SimMarket({ seed: rt.config.simSeed, now: simEpoch(rt.clock.now()) });
-    // Bring the world from its epoch (up to an hour ago) to now before anyone listens, so the
-    // catch-up does not arrive as one burst of quotes and trades stamped with the same instant.
-    market.tick(rt.clock.now());
-    adapters.push(...createSimAdapters(market, { clock: () => rt.clock.now() }));
-  }
-  const unknown = rt.config.venues.filter((v) => v !== 'sim');
-  if (unknown.length) rt.log.warn({ venues: unknown }, 'no adapter registered for these FLOW_VENUES entries; skipped');
+  // Every FLOW_VENUES entry through the registry: the simulator's venues connect now, venues whose
+  // catalog comes from the venue (kalshi, polymarket) in the background (cli/roles/venues.ts).
+  const venues = buildIngestVenues(rt);
+  const adapters = venues.all;
+  const market = venues.simMarket;
+  // Bring the world from its epoch (up to an hour ago) to now before anyone listens, so the
+  // catch-up does not arrive as one burst of quotes and trades stamped with the same instant.
+  market?.tick(rt.clock.now());
 
   const hot = new HotState(rt.redis, rt.ks, { closedRetentionMs: rt.config.hotRetentionSeconds * 1000, logLimits: logLimits(rt.config.eventLog) });
   const producer = new LiquidityProducer(rt.config.redisUrl, rt.ks);
@@ -73,7 +78,7 @@ export async function startIngest(rt: Runtime, opts: IngestOptions = {}): Promis
   });
   if (market && opts.simChurn) market.churn(opts.simChurn);
   const ingester = new Ingester({
-    adapters,
+    adapters: venues.atStart,
     hot,
     producer,
     log: rt.log.child({ role: 'ingest' }),
@@ -96,7 +101,20 @@ export async function startIngest(rt: Runtime, opts: IngestOptions = {}): Promis
   });
   await ingester.start();
   // After the adapters connected: their settlement feeds, written to PostgreSQL as they arrive.
-  const settlements = new SettlementRecorder({ pool: rt.pool, adapters, log: rt.log.child({ role: 'ingest', component: 'settlements' }), metrics: rt.metrics }).start();
+  const settlements = new SettlementRecorder({ pool: rt.pool, adapters: venues.atStart, log: rt.log.child({ role: 'ingest', component: 'settlements' }), metrics: rt.metrics }).start();
+  // The venues connected in the background: once one answers, its catalog goes into PostgreSQL and
+  // the routing maps, then the ingester reads it. Until then its quotes are absent (or stale).
+  const connector = new VenueConnector({
+    log: rt.log.child({ role: 'ingest', component: 'venues' }),
+    prepare: (a) => seedVenueCatalog(rt, a as CatalogVenue, routes, names),
+    attach: async (a) => {
+      await ingester.attach(a);
+      settlements.watch(a);
+    },
+    now: () => rt.clock.now(),
+  });
+  connector.start(venues.background);
+  registerVenueMetrics(rt.metrics, adapters, connector);
   // Read at scrape time from the ingester's own counters: nothing on the hot path.
   new Counter({
     name: 'flow_ingest_quotes_total',
@@ -111,7 +129,7 @@ export async function startIngest(rt: Runtime, opts: IngestOptions = {}): Promis
   });
   scrapedCounter(rt.metrics, 'flow_ingest_ticks_dropped_total', 'Tick-history rows dropped because Redis stayed out of reach past the ingester\'s bound', () => ingester.ticksDropped);
   market?.start({ interval_ms: opts.simIntervalMs ?? 250, clock: () => rt.clock.now() });
-  rt.log.info({ role: 'ingest', venues: adapters.map((a) => a.id) }, 'ingest running');
+  rt.log.info({ role: 'ingest', venues: adapters.map((a) => a.id), connecting: venues.background.map((a) => a.id) }, 'ingest running');
 
   const sim: SimControl | null = market
     ? {
@@ -133,8 +151,11 @@ export async function startIngest(rt: Runtime, opts: IngestOptions = {}): Promis
     adapters,
     settlements,
     sim,
+    connector,
     async stop() {
       market?.stop();
+      // No venue is attached from here on; one still connecting is closed by its own attempt.
+      connector.stop();
       // Before the adapters close: what the feeds delivered is written first.
       await settlements.stop();
       await ingester.stop();
@@ -146,6 +167,8 @@ export async function startIngest(rt: Runtime, opts: IngestOptions = {}): Promis
 export interface ComputeRole {
   name: 'compute';
   processor: LiquidityProcessor;
+  /** The trade-derived signals (one active per deployment, the others standing by). */
+  tradeSignals: TradeSignalConsumer;
   /** The history writer's thread, when this process runs one (it stands by while another process holds its lease). */
   history: HistoryWriterThread | null;
   stop(): Promise<void>;
@@ -175,18 +198,36 @@ export async function startCompute(rt: Runtime, opts: ComputeOptions = {}): Prom
     ks: rt.ks,
     pool: rt.pool,
     hot: new HotState(rt.redis, rt.ks, { logLimits: logLimits(rt.config.eventLog) }),
+    signals: new SignalStore(rt.redis, rt.ks, logLimits(rt.config.eventLog)),
     compute,
     log: rt.log.child({ role: 'compute' }),
     now: () => rt.clock.now(),
   });
   scrapedCounter(rt.metrics, 'flow_liquidity_jobs_total', 'Contest liquidity recomputations finished', () => processor.processed);
+  // Trade prints from the event log → trade-derived signals, on the same compute threads.
+  const limits = logLimits(rt.config.eventLog);
+  const tradeSignals = new TradeSignalConsumer({
+    redis: rt.redis,
+    redisUrl: rt.config.redisUrl,
+    ks: rt.ks,
+    pool: rt.pool,
+    hot: new HotState(rt.redis, rt.ks, { logLimits: limits }),
+    signals: new SignalStore(rt.redis, rt.ks, limits),
+    compute,
+    log: rt.log.child({ role: 'compute' }),
+    metrics: rt.metrics,
+    now: () => rt.clock.now(),
+  }).start();
   rt.log.info({ role: 'compute', history: history !== null }, 'compute running');
   return {
     name: 'compute',
     processor,
+    tradeSignals,
     history,
     async stop() {
       await processor.close();
+      // Before the threads go: the batch in hand finishes (or stays pending for the next holder).
+      await tradeSignals.stop();
       await compute.close();
       await history?.stop();
     },

@@ -93,6 +93,8 @@ export class Ingester {
   private readonly pending = new Map<string, Map<string, StoredQuote>>();
   /** partner_id → freshness bound (ms) of the venues that quote. */
   private readonly freshness: Map<string, number>;
+  /** The adapters being read, by id (attach). */
+  private readonly attached = new Map<string, VenueAdapter>();
   /** Second (unix s) → contests with a quote that stops counting as confirmed in that second. */
   private readonly staleDue = new Map<number, Set<string>>();
   /** Every price or size change per contest since the last flush: tick history keeps each one. */
@@ -141,22 +143,7 @@ export class Ingester {
     await this.d.hot.confirmMarker(this.marker, MARKER_TTL_MS);
     for (const a of this.d.adapters) {
       await a.connect();
-      const caps = a.describe().capabilities;
-      if (caps.quotes.streaming) {
-        this.unsubs.push(a.subscribeQuotes((q) => this.accept(q)));
-      }
-      if (caps.quotes.snapshot) {
-        // A first snapshot for every venue, then polling where the venue does not stream.
-        await this.poll(a);
-        const every = caps.quotes.streaming ? REFRESH_MS / 4 : caps.quotes.poll_interval_ms;
-        if (every) {
-          const t = setInterval(() => void this.poll(a), every);
-          t.unref();
-          this.timers.push(t);
-        }
-      }
-      if (caps.trades) this.unsubs.push(a.subscribeTrades((t) => this.acceptTrade(t)));
-      if (caps.game_state) this.unsubs.push(a.subscribeGameState((s) => void this.acceptState(s)));
+      await this.attach(a);
     }
     const watch = setInterval(() => void this.watchForDataLoss(), MARKER_CHECK_MS);
     watch.unref();
@@ -167,6 +154,42 @@ export class Ingester {
     const trickle = setInterval(() => void this.recomputeReconfirmed(), RECONFIRM_TICK_MS);
     trickle.unref();
     this.timers.push(trickle);
+  }
+
+  /**
+   * Starts reading a connected adapter: its quote stream, a first snapshot and polling, its trades
+   * and game state. start() does this for the adapters it connects; a venue connected later (in
+   * the background, once its host answers: cli/roles/venues.ts) is attached here then. Once per
+   * adapter; stop() closes every attached adapter.
+   */
+  async attach(a: VenueAdapter): Promise<void> {
+    if (this.stopped || this.attached.has(a.id)) return;
+    const desc = a.describe();
+    for (const [id, ms] of freshnessByVenue([desc])) this.freshness.set(id, ms);
+    const caps = desc.capabilities;
+    // All subscriptions or none: a venue that refuses one (it dropped meanwhile) can be attached again.
+    const subs: (() => void)[] = [];
+    try {
+      if (caps.quotes.streaming) subs.push(a.subscribeQuotes((q) => this.accept(q)));
+      if (caps.trades) subs.push(a.subscribeTrades((t) => this.acceptTrade(t)));
+      if (caps.game_state) subs.push(a.subscribeGameState((s) => void this.acceptState(s)));
+    } catch (err) {
+      for (const u of subs) u();
+      throw err;
+    }
+    this.unsubs.push(...subs);
+    this.attached.set(a.id, a);
+    if (caps.quotes.snapshot) {
+      // A first snapshot for every venue, then polling where the venue does not stream.
+      await this.poll(a);
+      const every = caps.quotes.streaming ? REFRESH_MS / 4 : caps.quotes.poll_interval_ms;
+      // stop() may have run during the snapshot: then no timer outlives it.
+      if (every && !this.stopped) {
+        const t = setInterval(() => void this.poll(a), every);
+        t.unref();
+        this.timers.push(t);
+      }
+    }
   }
 
   /**
@@ -188,7 +211,7 @@ export class Ingester {
   }
 
   private async rebuild(): Promise<void> {
-    const venues = this.d.adapters.filter((a) => a.describe().capabilities.quotes.snapshot);
+    const venues = [...this.attached.values()].filter((a) => a.describe().capabilities.quotes.snapshot);
     this.d.log.warn({ venues: venues.map((a) => a.id) }, "Redis lost its data: rebuilding venue state from the venues' current books");
     // What was passed on is gone from Redis: forget it, so every current quote counts as a change.
     this.lastSeen.clear();
@@ -482,7 +505,8 @@ export class Ingester {
     }
   }
 
-  private acceptTrade(t: NormalizedTrade): void {
+  /** Takes one trade print: normalized and appended to the event log (with its history row) in one step. */
+  acceptTrade(t: NormalizedTrade): void {
     const key = parsePositionHash(t.position_hash);
     if (!key) return;
     const r = normalizeVenueTrade(
@@ -536,6 +560,7 @@ export class Ingester {
       this.reconfirmed.delete(contestId);
       await this.d.producer.enqueue(contestId).catch(() => undefined);
     }
-    await Promise.all(this.d.adapters.map((a) => a.close().catch(() => undefined)));
+    const all = new Set([...this.d.adapters, ...this.attached.values()]);
+    await Promise.all([...all].map((a) => a.close().catch(() => undefined)));
   }
 }

@@ -16,22 +16,36 @@
  *   4. records the venue's answer with its ledger rows and events in one transaction
  *      (src/store/pg/executions.ts recordDecision).
  *
+ * A cancel job (POST orders/cancel of an order resting at the venue) runs on the same queue under
+ * the same lock: it calls the adapter's cancelOrder and records the venue's answer (the remainder
+ * released, any fill that raced in booked) in one transaction (src/store/pg/order-updates.ts); an
+ * order the venue finished first (filled) is read back with fetchOrder and recorded as it ended.
+ *
+ * Beside the queues the processor records what venues report on decided orders later (fills of
+ * resting and pending orders: ./order-updates.ts) and, given the hot state, relays the liquidity
+ * refreshes fills ask for (../liquidity-refresh/relay.ts).
+ *
  * A retryable venue error (or PostgreSQL/Redis away) fails the attempt and BullMQ retries it with
  * backoff; a worker killed mid-job leaves it active until its lock lapses and the stall check hands
  * it to another worker. Whatever is still undecided after that (attempts exhausted, an enqueue
  * lost with the API that made it) the sweep enqueues again. docs/orders.md "Real-money legs".
  */
 import { DelayedError, Worker, type Job } from 'bullmq';
+import type { Registry } from 'prom-client';
 import { decideLeg, failedLeg, type LegDecision } from '../../src/domain/execution.js';
 import { failpoint } from '../../src/failpoints.js';
 import type { Logger } from '../../src/log.js';
 import { loadIntent, markSent, recordDecision, tryLockLeg, undecidedIntents, unlockLeg, type Intent } from '../../src/store/pg/executions.js';
+import { cancelTarget, finishCancel, recordVenueReport, waitingCancels, type CancelTarget } from '../../src/store/pg/order-updates.js';
 import type { Pool, PoolClient } from '../../src/store/pg/pool.js';
 import type { Keyspace } from '../../src/store/redis/client.js';
-import { VenueError } from '../../src/venues/errors.js';
-import type { VenueAdapter, VenueOrderRequest } from '../../src/venues/types.js';
+import type { HotState } from '../../src/store/redis/hot.js';
+import { VenueError, VenueErrorCodes } from '../../src/venues/errors.js';
+import type { VenueAdapter, VenueOrder, VenueOrderRequest } from '../../src/venues/types.js';
+import { LiquidityRefreshRelay } from '../liquidity-refresh/relay.js';
 import { ExecuteProducer } from '../producers/execute.js';
 import { executeQueueName, queueOptions, type JobMap } from '../queues.js';
+import { OrderUpdates, type OrderUpdatesDeps } from './order-updates.js';
 
 export interface ExecuteProcessorDeps {
   redisUrl: string;
@@ -52,6 +66,14 @@ export interface ExecuteProcessorDeps {
   sweepAfterMs?: number;
   /** Delay of a job whose (account, venue) is busy, before jitter. */
   contendedDelayMs?: number;
+  /** The venues' later reports on decided orders (./order-updates.ts): its tuning, or false for none. */
+  orderUpdates?: Partial<Pick<OrderUpdatesDeps, 'maxWaiting' | 'concurrency' | 'reconcileEveryMs' | 'reconcileBatch'>> | false;
+  /** The hot state: when given, this process relays the liquidity refreshes fills ask for. */
+  hot?: Pick<HotState, 'append'>;
+  /** The relay's LISTEN session (null or absent: it polls). */
+  databaseUrl?: string | null;
+  /** The order reports' metrics (flow_order_reports_*). */
+  metrics?: Registry;
 }
 
 export const EXECUTE_DEFAULTS = {
@@ -63,7 +85,7 @@ export const EXECUTE_DEFAULTS = {
   contendedDelayMs: 20,
 } as const;
 
-/** What a job did with its leg. */
+/** What a job did with its leg (or its cancel). */
 export type LegRun = 'decided' | 'already_decided' | 'contended' | 'missing';
 
 export class ExecuteProcessor {
@@ -72,9 +94,14 @@ export class ExecuteProcessor {
   private readonly producer: ExecuteProducer;
   private readonly sweeper: NodeJS.Timeout;
   private sweeping: Promise<void> | null = null;
-  private readonly o: Required<Omit<ExecuteProcessorDeps, 'redisUrl' | 'ks' | 'pool' | 'adapters' | 'log' | 'now'>>;
+  private readonly o: Required<Omit<ExecuteProcessorDeps, 'redisUrl' | 'ks' | 'pool' | 'adapters' | 'log' | 'now' | 'orderUpdates' | 'hot' | 'databaseUrl' | 'metrics'>>;
   /** Legs this process decided (metrics, tests). */
   decided = 0;
+  /** Venue-side cancels this process carried out (metrics, tests). */
+  cancelled = 0;
+  /** The venues' later reports on decided orders; null when turned off. */
+  readonly updates: OrderUpdates | null;
+  private readonly refreshes: LiquidityRefreshRelay | null;
 
   constructor(private readonly d: ExecuteProcessorDeps) {
     this.o = {
@@ -106,6 +133,8 @@ export class ExecuteProcessor {
         .finally(() => (this.sweeping = null));
     }, this.o.sweepEveryMs);
     this.sweeper.unref();
+    this.updates = d.orderUpdates === false ? null : new OrderUpdates({ pool: d.pool, adapters: [...this.adapters.values()], log: d.log, now: d.now, metrics: d.metrics, ...d.orderUpdates }).start();
+    this.refreshes = d.hot ? new LiquidityRefreshRelay({ pool: d.pool, hot: d.hot, databaseUrl: d.databaseUrl ?? null, log: d.log }).start() : null;
   }
 
   /** The venues this process executes on. */
@@ -114,7 +143,7 @@ export class ExecuteProcessor {
   }
 
   private async process(job: Job<JobMap['execute']>, token: string | undefined): Promise<LegRun> {
-    const run = await this.runLeg(job.data.router_order_id);
+    const run = job.data.action === 'cancel' ? await this.runCancel(job.data.router_order_id) : await this.runLeg(job.data.router_order_id);
     if (run !== 'contended') return run;
     // Busy (account, venue): back to the queue shortly; this slot takes another account's job.
     await job.moveToDelayed(Date.now() + this.o.contendedDelayMs + Math.floor(Math.random() * this.o.contendedDelayMs), token);
@@ -155,6 +184,62 @@ export class ExecuteProcessor {
     }
   }
 
+  /**
+   * Carries out an order's venue-side cancel under the (account, venue) lock: the venue's answer
+   * (cancelled, with whatever filled up to then) recorded with the release of the remainder and the
+   * cancel finished, in one transaction. The order ended already (filled, or cancelled by another
+   * way in) → the cancel is finished without a venue call: the caller reads how it ended.
+   */
+  async runCancel(routerOrderId: string): Promise<LegRun> {
+    const client = await this.d.pool.connect();
+    let failed: unknown = undefined;
+    try {
+      const first = await cancelTarget(client, routerOrderId);
+      if (!first) return 'missing';
+      if (!first.requested) return 'already_decided';
+      if (!(await tryLockLeg(client, first.router_account_id, first.partner_id))) return 'contended';
+      try {
+        const t = await cancelTarget(client, routerOrderId);
+        if (!t || !t.requested) return 'already_decided';
+        await this.cancelAtVenue(client, t);
+        this.cancelled++;
+        return 'decided';
+      } finally {
+        await unlockLeg(client, first.router_account_id, first.partner_id);
+      }
+    } catch (err) {
+      failed = err;
+      throw err;
+    } finally {
+      client.release(failed === undefined ? undefined : failed instanceof Error ? failed : true);
+    }
+  }
+
+  private async cancelAtVenue(client: PoolClient, t: CancelTarget): Promise<void> {
+    const id = t.router_order_id;
+    if (!t.working || t.venue_order_id === null) return finishCancel(client, id, null);
+    const adapter = this.adapters.get(t.partner_id);
+    if (!adapter) throw new Error(`no adapter for ${t.partner_id} in this process`);
+    if (!adapter.describe().capabilities.orders.cancel) return finishCancel(client, id, `${t.partner_id} cannot cancel orders`);
+    let answer: VenueOrder;
+    try {
+      answer = await adapter.cancelOrder({ account_id: t.router_account_id, venue_order_id: t.venue_order_id });
+    } catch (err) {
+      // Retryable: the job is retried (the venue may or may not have cancelled: a retry asks again,
+      // and the venue answers for the order as it stands). Not cancellable: it ended at the venue
+      // (filled in the meantime): its record says how, and that is what is booked.
+      if (!(err instanceof VenueError) || err.retryable) throw err;
+      if (err.code !== VenueErrorCodes.orderNotCancellable) return finishCancel(client, id, `${err.code}: ${err.message}`);
+      try {
+        answer = await adapter.fetchOrder(t.router_account_id, t.venue_order_id);
+      } catch (e) {
+        if (!(e instanceof VenueError) || e.retryable) throw e;
+        return finishCancel(client, id, `${e.code}: ${e.message}`);
+      }
+    }
+    await recordVenueReport(client, { router_order_id: id }, answer, this.d.now(), { finishCancel: true });
+  }
+
   /** Asks the venue (or, for an intent never sent past its TTL, decides without it). */
   private async decide(client: PoolClient, intent: Intent): Promise<LegDecision> {
     if (intent.exec_state === 'intent' && intent.age_ms > this.o.intentTtlMs) {
@@ -178,17 +263,22 @@ export class ExecuteProcessor {
     return decideLeg(answer);
   }
 
-  /** Enqueues undecided intents of this process's venues again (a no-op for those already queued). */
+  /** Enqueues undecided intents and waiting cancels of this process's venues again (a no-op for those already queued). */
   async sweep(): Promise<number> {
     const due = await undecidedIntents(this.d.pool, this.venues, this.o.sweepAfterMs, 500);
     for (const r of due) await this.producer.enqueue(r.partner_id, r.router_order_id);
     if (due.length > 0) this.d.log.info({ intents: due.length }, 'undecided real-money legs enqueued again');
-    return due.length;
+    const cancels = await waitingCancels(this.d.pool, this.venues, this.o.sweepAfterMs, 500);
+    for (const r of cancels) await this.producer.enqueueCancel(r.partner_id, r.router_order_id);
+    if (cancels.length > 0) this.d.log.info({ cancels: cancels.length }, 'waiting venue-side cancels enqueued again');
+    return due.length + cancels.length;
   }
 
   async close(): Promise<void> {
     clearInterval(this.sweeper);
     await this.sweeping;
+    await this.updates?.close();
+    await this.refreshes?.stop();
     await Promise.all(this.workers.map((w) => w.close()));
     await this.producer.close();
   }

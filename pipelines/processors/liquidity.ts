@@ -8,25 +8,32 @@
  * killed worker loses nothing: BullMQ re-runs the stalled job, or the next change runs a newer one.
  */
 import { Worker } from 'bullmq';
-import { LRUCache } from 'lru-cache';
 import type { VenueQuote, PositionInput } from '../../src/compute/types.js';
 import type { LiquidityJobOutput } from '../../src/compute/job.js';
+import { ARBITRAGE_TTL_MS } from '../../src/domain/arbitrage.js';
 import { chunk, liquidityUpdateEvents } from '../../src/domain/stream.js';
 import type { Logger } from '../../src/log.js';
 import type { StoredQuote } from '../../src/venues/types.js';
-import { contestLeague, partnerNames, positionsOfContest, type PositionDefinition } from '../../src/store/pg/catalog.js';
+import { partnerNames } from '../../src/store/pg/catalog.js';
+import { ContestCatalogCache, type ContestCatalog } from '../contest-catalog.js';
 import type { Pool } from '../../src/store/pg/pool.js';
 import type { Keyspace } from '../../src/store/redis/client.js';
 import type { HotState } from '../../src/store/redis/hot.js';
 import type { ComputePool } from '../compute-pool.js';
 import { QUEUE_NAMES, queueOptions, type JobMap } from '../queues.js';
 import type { HistAppend, LogAppend } from '../../src/store/redis/eventlog.js';
+import type { SignalStore } from '../../src/store/redis/signals.js';
 import { failpoint } from '../../src/failpoints.js';
 
-/** The stream events a computation implies: liquidity.update and ticks, split into chunks. */
+/** The stream events a computation implies: liquidity.update, arbitrage.update when the set changed, and ticks, split into chunks. */
 export function streamEvents(contestId: string, leagueId: string | null, out: LiquidityJobOutput, now: number): LogAppend[] {
   const timestamp = new Date(now).toISOString();
   const events: LogAppend[] = liquidityUpdateEvents(contestId, out.changed, out.refreshRequired, timestamp).map((e) => ({ channel: 'liquidity', league_id: leagueId, event: JSON.stringify(e) }));
+  if (out.arbitragesChanged) {
+    // The set is JSON already (from the worker): spliced in, not parsed and written again.
+    const event = `{"type":"arbitrage.update","contest_id":${JSON.stringify(contestId)},"league_id":${JSON.stringify(leagueId)},"arbitrages":${out.arbitragesJson},"timestamp":"${timestamp}"}`;
+    events.push({ channel: 'arbitrage', league_id: leagueId, event });
+  }
   if (out.ticks.length) {
     for (const part of chunk(out.ticks)) {
       events.push({ channel: 'ticks', league_id: leagueId, event: JSON.stringify({ type: 'ticks', contest_id: contestId, ticks: part, timestamp }) });
@@ -46,6 +53,8 @@ export interface LiquidityProcessorDeps {
   ks: Keyspace;
   pool: Pool;
   hot: HotState;
+  /** Where the arbitrage and price_move signals a computation finds are written. */
+  signals: SignalStore;
   compute: ComputePool;
   log: Logger;
   now: () => number;
@@ -54,12 +63,6 @@ export interface LiquidityProcessorDeps {
   lockMs?: number;
   /** Most contests whose catalog facts are kept in memory (default MAX_META). */
   maxContests?: number;
-}
-
-interface ContestMeta {
-  positions: PositionDefinition[];
-  leagueId: string | null;
-  loadedAt: number;
 }
 
 const META_TTL_MS = 60_000;
@@ -75,14 +78,15 @@ export class LiquidityProcessor {
    * Catalog facts per contest, reloaded after META_TTL_MS. A closed contest gets no more jobs, so
    * its entry goes stale and the sweep drops it; the LRU bound holds should contests churn faster.
    */
-  private readonly meta: LRUCache<string, ContestMeta>;
+  private readonly meta: ContestCatalogCache;
   private readonly sweep: NodeJS.Timeout;
   private names = new Map<string, string>();
   private namesAt = 0;
   processed = 0;
 
   constructor(private readonly d: LiquidityProcessorDeps) {
-    this.meta = new LRUCache<string, ContestMeta>({ max: d.maxContests ?? MAX_META, ttl: META_TTL_MS, ttlResolution: 0, perf: { now: d.now } });
+    // A contest the catalog does not list yet is asked about again on the next job (missingTtlMs 0).
+    this.meta = new ContestCatalogCache(d.pool, { now: d.now, max: d.maxContests ?? MAX_META, ttlMs: META_TTL_MS, missingTtlMs: 0 });
     this.sweep = setInterval(() => this.pruneMeta(), META_TTL_MS);
     this.sweep.unref();
     this.worker = new Worker<JobMap['liquidity']>(QUEUE_NAMES.liquidity, (job) => this.process(job.data.contest_id), {
@@ -99,14 +103,9 @@ export class LiquidityProcessor {
     this.worker.on('failed', (job, err) => d.log.warn({ err, contest_id: job?.data.contest_id }, 'liquidity job failed'));
   }
 
-  private async contestMeta(contestId: string): Promise<ContestMeta> {
+  private async contestMeta(contestId: string): Promise<ContestCatalog> {
     const t = this.d.now();
-    let m = this.meta.get(contestId);
-    if (!m || t - m.loadedAt > META_TTL_MS) {
-      m = { positions: await positionsOfContest(this.d.pool, contestId), leagueId: await contestLeague(this.d.pool, contestId), loadedAt: t };
-      // A contest the catalog does not list (yet) is asked about again next time, not remembered empty.
-      if (m.positions.length > 0) this.meta.set(contestId, m);
-    }
+    const m = await this.meta.get(contestId);
     if (t - this.namesAt > META_TTL_MS) {
       this.names = await partnerNames(this.d.pool);
       this.namesAt = t;
@@ -161,7 +160,7 @@ export class LiquidityProcessor {
       });
     }
     const positions: PositionInput[] = meta.positions.map((p) => ({ ...p, quotes: byPosition.get(p.position_hash) ?? [] }));
-    const out = await this.d.compute.liquidity({ input: { contest_id: contestId, positions, now_ms: now }, prevJson: state.snapshot });
+    const out = await this.d.compute.liquidity({ input: { contest_id: contestId, positions, now_ms: now, label: meta.label, league_id: meta.leagueId }, prevJson: state.snapshot });
     const events = streamEvents(contestId, meta.leagueId, out, now);
     failpoint('compute.before-store');
     // The state and the events and history rows it implies land in one atomic step: a crash after
@@ -171,15 +170,24 @@ export class LiquidityProcessor {
       events,
       hist: consensusHistory(contestId, out.consensus, now),
       outliers: out.outliers,
+      arbitrages: { json: out.arbitragesJson, leagueId: meta.leagueId, ttlMs: ARBITRAGE_TTL_MS },
     });
     failpoint('compute.after-store');
     this.processed++;
     if (!written) return; // a newer job already stored a newer state; its events supersede ours
+    if (out.signalsDue) {
+      // Only the computation whose state was stored writes its signals: the next one decides from
+      // that state's snapshot whether they changed, so signals from a superseded run (written before
+      // it lost the compare-and-set) could outlive the state that withdrew them. A crash between the
+      // two writes leaves the signals as they were until the snapshot's refresh instant (at most a
+      // minute before the soonest expiry), when the next computation writes them whole again.
+      await this.d.signals.write({ contestId, leagueId: meta.leagueId, upserts: out.signals, owns: 'arbitrage', version: state.version, timestamp: new Date(now).toISOString() });
+    }
   }
 
   /** Drops cached positions of a contest (after a catalog change). */
   forget(contestId: string): void {
-    this.meta.delete(contestId);
+    this.meta.forget(contestId);
   }
 
   /** Contests whose catalog facts are in memory. */
@@ -189,7 +197,7 @@ export class LiquidityProcessor {
 
   /** Drops the facts of contests not computed within META_TTL_MS (closed ones among them). */
   pruneMeta(): void {
-    this.meta.purgeStale();
+    this.meta.prune();
   }
 
   async close(): Promise<void> {

@@ -3,6 +3,7 @@
  * venue. The job id is the leg's router_order_id, so adding a leg again (a resumed buy, the execute
  * role's sweep) while its job waits, runs or is delayed adds nothing; a job ends removed, so a
  * later add of an undecided leg runs it again (and a decided one returns its decision at once).
+ * A venue-side cancel goes on the same venue queue (enqueueCancel).
  */
 import { Queue } from 'bullmq';
 import type { Keyspace } from '../../src/store/redis/client.js';
@@ -21,6 +22,9 @@ export const EXECUTE_JOB_OPTIONS = {
   removeOnComplete: true,
   removeOnFail: true,
 } as const;
+
+/** The job id of an order's venue-side cancel (a placement's is the router_order_id itself). */
+export const cancelJobId = (routerOrderId: string): string => `cancel-${routerOrderId}`;
 
 export class ExecuteProducer {
   private readonly queues = new Map<string, Queue<JobMap['execute']>>();
@@ -41,6 +45,12 @@ export class ExecuteProducer {
   async enqueue(partnerId: string, routerOrderId: string): Promise<void> {
     const add = this.queue(partnerId).add('execute', { router_order_id: routerOrderId }, { ...EXECUTE_JOB_OPTIONS, jobId: routerOrderId });
     await addWithin(add, ENQUEUE_TIMEOUT_MS, 'queueing a real-money leg');
+  }
+
+  /** Adds the job of the order's venue-side cancel unless it has one (its id: `cancel-<router_order_id>`). */
+  async enqueueCancel(partnerId: string, routerOrderId: string): Promise<void> {
+    const add = this.queue(partnerId).add('cancel', { router_order_id: routerOrderId, action: 'cancel' }, { ...EXECUTE_JOB_OPTIONS, jobId: cancelJobId(routerOrderId) });
+    await addWithin(add, ENQUEUE_TIMEOUT_MS, 'queueing a venue-side cancel');
   }
 
   async close(): Promise<void> {

@@ -97,14 +97,19 @@ export class SettlementRecorder {
 
   /** Subscribes to the settlement feed of every (connected) adapter that has one. */
   start(): this {
-    const venues: string[] = [];
-    for (const a of this.o.adapters) {
-      if (!a.describe().capabilities.settlements) continue;
-      this.unsubs.push(a.subscribeSettlements((s) => this.accept(contestSettlementOf(s))));
-      venues.push(a.id);
-    }
+    const venues = this.o.adapters.filter((a) => this.watch(a)).map((a) => a.id);
     this.o.log.info({ venues }, 'settlement recorder running');
     return this;
+  }
+
+  /**
+   * Subscribes to one connected adapter's settlement feed, when it has one (a venue connected after
+   * start, in the background). Answers whether it did.
+   */
+  watch(a: VenueAdapter): boolean {
+    if (this.stopping || !a.describe().capabilities.settlements) return false;
+    this.unsubs.push(a.subscribeSettlements((s) => this.accept(contestSettlementOf(s))));
+    return true;
   }
 
   /** Takes a report to record (the feeds call this; a test may too). */

@@ -3,6 +3,7 @@
  * emits. Runs on every liquidity change, so it is a handful of linear passes over the quotes with
  * small per-position arrays and no sort beyond a few venues or ladder lines.
  */
+import { contestArbitrages, type ArbitrageSideInput } from './arbitrage.js';
 import { groupConsensus, type ConsensusQuote } from './consensus.js';
 import { positionDepth } from './depth.js';
 import { feePacket } from './fees.js';
@@ -197,12 +198,27 @@ export function computeContest(input: ContestInput, prev?: ContestSnapshot): Con
     }
   }
 
+  // Pass 5: cross-venue arbitrage per group of two mutually exclusive positions.
+  const pairs: ArbitrageSideInput[][] = [];
+  for (const members of groups.values()) {
+    if (members.length !== 2) continue;
+    pairs.push(members.map((i) => ({ position: positions[i], withheld: work[i].withheld, stale: work[i].stale })));
+  }
+  const arbitrages = contestArbitrages(pairs, {
+    contest: { id: input.contest_id, label: input.label ?? null, league_id: input.league_id ?? null },
+    nowIso,
+    detectedBefore: prev?.arbs ?? {},
+  });
+  const arbs: Record<string, string> = {};
+  for (const a of arbitrages) arbs[a.arbitrage_id] = a.detected_at;
+
   return {
     contest_id: input.contest_id,
     positions: out,
     depth,
     ticks,
-    snapshot: { contest_id: input.contest_id, quotes: snapshotQuotes },
+    arbitrages,
+    snapshot: { contest_id: input.contest_id, quotes: snapshotQuotes, arbs },
   };
 }
 

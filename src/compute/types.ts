@@ -4,6 +4,7 @@
  *
  * Output shapes follow `spec/interface.md`: Position, partner_liquidities entry, tick entry, Depth.
  */
+import type { Arbitrage } from '../domain/arbitrage.js';
 import type { PositionDefinition } from '../domain/catalog.js';
 import type { FeeModel, FeePacket, PriceLevel, QuoteSource } from '../domain/quotes.js';
 import type { PartnerLiquidity, TickEntry } from '../domain/stream.js';
@@ -69,6 +70,9 @@ export interface ContestInput {
   now_ms: number;
   /** Defaults to DEFAULT_MAX_QUOTE_AGE_MS (see quotes.ts). */
   max_quote_age_ms?: QuoteAgePolicy;
+  /** The contest's label and league, as an arbitrage names them (null when unknown). */
+  label?: string | null;
+  league_id?: string | null;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -138,6 +142,8 @@ export interface PositionDepth {
 export interface ContestSnapshot {
   contest_id: string;
   quotes: Record<string, TickEntry>;
+  /** detected_at of each arbitrage found by this run, by arbitrage_id (kept while it persists). */
+  arbs?: Record<string, string>;
 }
 
 /** Tick entries are shared between `ticks` and `snapshot.quotes`: treat the result as read-only. */
@@ -147,6 +153,8 @@ export interface ContestResult {
   depth: PositionDepth[];
   /** Ticks to publish for this change, per the tick-sending rule against `prev`. */
   ticks: TickEntry[];
+  /** The contest's cross-venue arbitrages (src/compute/arbitrage.ts). */
+  arbitrages: Arbitrage[];
   /** Pass back as `prev` on the next run. */
   snapshot: ContestSnapshot;
 }

@@ -71,3 +71,17 @@ export function partnerOfLiquidityHash(hash: string): string | null {
   if (i <= 0 || i === hash.length - 1) return null;
   return hash.slice(0, i);
 }
+
+/**
+ * A 64-bit FNV-1a hash of `text` as 16 hex digits: stable ids built from their parts (arbitrage and
+ * signal ids). Pure, so the compute workers (which import no Node module) can mint them. Not
+ * cryptographic: the parts are public; the hash only makes the id short.
+ */
+export function fnv64Hex(text: string): string {
+  let h = 0xcbf29ce484222325n;
+  for (let k = 0; k < text.length; k++) {
+    h ^= BigInt(text.charCodeAt(k));
+    h = (h * 0x100000001b3n) & 0xffffffffffffffffn;
+  }
+  return h.toString(16).padStart(16, '0');
+}

@@ -6,16 +6,19 @@
  *
  * A real leg, in the order a venue would refuse it:
  *   the venue takes orders (orders_not_supported) → the account's connection is active and
- *   validated (venue_disabled) → the position exists, its contest is open and the venue quotes it
+ *   validated (venue_disabled) → the account's policy allows real money at all (practice_only:
+ *   execution_limit_exceeded) → the position exists, its contest is open and the venue quotes it
  *   (insufficient_live_depth) → max_price onto the venue's grid (price_off_tick warning) and inside
  *   its band, or the offer's price inside it on an accept-by-id venue (price_out_of_band) → the
  *   stake onto the amount increment (amount_off_increment warning), whole contracts
- *   (unfillable), min and max (below_min_order, above_max_order; a full fill of the resting offer
- *   waives the minimum where the venue allows it) → the fill: a market order walks the book up to
- *   max_price (nothing offered: insufficient_live_depth; best offer above max_price:
+ *   (unfillable) → the stake within the policy's limits (execution_limit_exceeded; the stake is
+ *   known here, before any book) → min and max (below_min_order, above_max_order; a full fill of
+ *   the resting offer waives the minimum where the venue allows it) → the fill: a market order
+ *   walks the book up to max_price (nothing offered: insufficient_live_depth; best offer above max_price:
  *   above_max_price; the book within max_price holds less: insufficient_size; the stake buys no
  *   whole contract: unfillable); a limit order takes what crosses and rests the rest (would_rest),
- *   never refused for lack of liquidity → affordability (insufficient_balance), in LegBatch.
+ *   never refused for lack of liquidity → the per-venue and per-league limits again with the
+ *   request's earlier legs counted, then affordability (insufficient_balance), both in LegBatch.
  * A practice leg: the best live price across real venues (fresh quotes with at least USD 1
  * available), the whole amount at that price, no depth walk (no_live_price_for_paper when none;
  * above_max_price when it is dearer than max_price), the practice book's amount rules, the wallet.
@@ -33,6 +36,7 @@ import type { Partner } from './catalog.js';
 import { feePacket, fillFee } from './fees.js';
 import { bookWithin, microLevels, walkBook, type Fill, type Walk } from './book-walk.js';
 import { divMicros, floorTo, fromMicros, maxMicros, mulMicros, parseMicros, toMicros, UNIT, type Micros } from './money.js';
+import { exposureOf, limitBreach, type AccountPolicy, type LimitBreach } from './execution-limits.js';
 import type { LegRejectCode, ResolvedLeg } from './orders.js';
 import { fromNative, inPriceBand, roundLimitForBuyer, toNative, type PriceFormat } from './prices.js';
 import type { FeeModel, FeePacket, PriceLevel } from './quotes.js';
@@ -84,6 +88,8 @@ export interface LegMarket {
   position_hash: string | null;
   /** The position's contest is open. */
   open: boolean;
+  /** The league of the position's contest (per-league limits); null without a position. */
+  league_id: string | null;
   /** The named venue's quote of the position; null when it quotes none. */
   quote: QuoteView | null;
   /** The named venue's book (cached depth), best (lowest price) first. */
@@ -120,6 +126,8 @@ export interface LegInput {
   verify: boolean;
   /** The live book, when verify_liquidity read it (see needsLiveBook). */
   live: LiveBook | null;
+  /** The account's execution-limit policy and the open exposure it counts (real-money legs only). */
+  policy: AccountPolicy;
 }
 
 /** Reads a venue's live book (under verify_liquidity); null when this venue cannot be read live. */
@@ -217,6 +225,8 @@ export interface LegEvaluation {
   plan: LegPlan | null;
   /** Whose funds pay: the venue's partner_id, or the practice book's. */
   funds_key: string | null;
+  /** The league a passing real leg's stake counts toward (per-league limits across the request). */
+  league_id: string | null;
 }
 
 /**
@@ -278,7 +288,37 @@ const refuse = (result: PreflightResult, r: Refusal): LegEvaluation => ({
   result: { ...result, accepted: false, rejected_code: r.code, rejected_reason: r.reason, message_user: r.message, fix: r.fix },
   plan: null,
   funds_key: null,
+  league_id: null,
 });
+
+/**
+ * The refusal of a leg that breaks the account's execution-limit policy (spec rule 9). `venue`: the
+ * venue's name; `withRequest`: what counted includes earlier legs of this request (LegBatch).
+ */
+export function limitRefusal(b: LimitBreach, venue: string, withRequest = false): Refusal {
+  const l = b.limit;
+  const code = 'execution_limit_exceeded';
+  const stake = b.stake ?? 0n;
+  switch (l.type) {
+    case 'practice_only':
+      return { code, reason: 'the account\'s policy is practice_only: no real-money orders', message: 'Your trading limits allow practice orders only. Send this order in practice mode.', fix: 'choose_mode' };
+    case 'max_stake_per_order':
+      return { code, reason: `stake ${fromMicros(stake)} is above max_stake_per_order ${fromMicros(l.amount)}`, message: `Your trading limits allow at most ${usd(l.amount)} per order; this one stakes ${usd(stake)}. Reduce the stake.`, fix: 'reduce_stake' };
+    case 'max_stake_per_venue':
+    case 'max_stake_per_league': {
+      const where = l.type === 'max_stake_per_venue' ? `on ${l.partner_id}` : `in league ${l.league_id}`;
+      const whereUser = l.type === 'max_stake_per_venue' ? `on ${venue}` : `in ${l.league_id}`;
+      const room = maxMicros(0n, l.amount - b.counted);
+      const open = withRequest ? 'already open or staked by earlier orders of this request' : 'already open';
+      return {
+        code,
+        reason: `stake ${fromMicros(stake)} plus ${fromMicros(b.counted)} ${open} ${where} is above ${l.type} ${fromMicros(l.amount)} (${fromMicros(room)} left)`,
+        message: `Your trading limits allow at most ${usd(l.amount)} in open orders ${whereUser}; ${usd(b.counted)} is ${open}, so this order can stake at most ${usd(room)}.`,
+        fix: 'reduce_stake',
+      };
+    }
+  }
+}
 
 /** The leg that never ran because an earlier one halted the request (spec rule 3). */
 export function haltedResult(leg: ResolvedLeg, haltedAt: number): PreflightResult {
@@ -375,6 +415,10 @@ function evaluateReal(input: LegInput): LegEvaluation {
     const why = access === null ? 'the account has no connection to it' : access.status !== 'active' ? `the connection is ${access.status}` : `its credentials are ${access.credential_status}`;
     return refuse(base, { code: 'venue_disabled', reason: `${venue.partner_id}: ${why}`, message: `Your ${name} account is not connected. Connect it on the connect page to trade there.`, fix: 'connect_venue' });
   }
+  // Spec rule 9's other control: the policy. practice_only needs no stake; the stake limits follow sizing.
+  const counted = exposureOf(input.policy, venue.partner_id, market.league_id);
+  const barred = limitBreach(input.policy.limits, { mode: 'real', partner_id: venue.partner_id, league_id: market.league_id, stake: null }, counted);
+  if (barred) return refuse(base, limitRefusal(barred, name));
   if (market.position_hash === null || !market.open) {
     const reason = market.position_hash === null ? 'no such position' : 'the contest is closed';
     return refuse(base, { code: 'insufficient_live_depth', reason, message: 'This market is not open for orders.', fix: 'choose_position' });
@@ -436,6 +480,8 @@ function evaluateReal(input: LegInput): LegEvaluation {
     const all = walkBook(bookLevels, limit, whole, { contracts: EVERYTHING });
     return all.contracts > 0n && sized.amount >= all.notional;
   };
+  const overLimit = limitBreach(input.policy.limits, { mode: 'real', partner_id: venue.partner_id, league_id: market.league_id, stake: sized.amount }, counted);
+  if (overLimit) return refuse({ ...base, warnings, normalized: normalized(sized.shares ?? 0n, 'max_price') }, limitRefusal(overLimit, name));
   const bounds = boundsRefusal(cfg, sized.amount, fullFill, 'USD');
   if (bounds) return refuse({ ...base, warnings, normalized: normalized(sized.shares ?? 0n, 'max_price') }, bounds);
 
@@ -525,6 +571,7 @@ function evaluateReal(input: LegInput): LegEvaluation {
       commitment: notional + (taker ?? 0n),
     },
     funds_key: venue.partner_id,
+    league_id: market.league_id,
   };
 }
 
@@ -612,14 +659,17 @@ function evaluatePaper(input: LegInput): LegEvaluation {
     result,
     plan: { partner_id: practice.partner_id, currency: 'ATLAS', order_type: 'market', limit: price, amount, contracts, fills: [{ price, contracts, notional: amount }], filled: contracts, resting: 0n, commitment: amount },
     funds_key: practice.partner_id,
+    league_id: null,
   };
 }
 
 // ---- the request: affordability and halt ----------------------------------------------------------
 
 /**
- * A request's legs in order: affordability summed per venue over the legs that would place (spec
- * rule 6), and halt (rule 3). A synced balance that the legs so far exceed refuses the leg
+ * A request's legs in order: the per-venue and per-league limits with the request's earlier
+ * passing legs counted on top of the account's open exposure (rule 9; each leg alone was checked
+ * in evaluateLeg), affordability summed per venue over the legs that would place (spec rule 6),
+ * and halt (rule 3). A synced balance that the legs so far exceed refuses the leg
  * (insufficient_balance); a stale one only warns (the check fails open without a synced balance);
  * no balance figure at all passes silently.
  *
@@ -629,11 +679,14 @@ function evaluatePaper(input: LegInput): LegEvaluation {
  */
 export class LegBatch {
   private readonly spent = new Map<string, Micros>();
+  /** Real-money stakes of the legs that passed so far, per venue and per league (the limits count them). */
+  private readonly staked = { venues: new Map<string, Micros>(), leagues: new Map<string, Micros>() };
   private haltedAt: number | null = null;
 
   constructor(
     private readonly funds: ReadonlyMap<string, Funds>,
     private readonly opts: { halt: boolean; checkAllFirst: boolean },
+    private readonly policy: AccountPolicy,
   ) {}
 
   get haltedAtIndex(): number | null {
@@ -648,6 +701,16 @@ export class LegBatch {
   /** The final result of a checked leg, with affordability applied. */
   settle(ev: LegEvaluation): { result: PreflightResult; plan: LegPlan | null } {
     let { result, plan } = ev;
+    if (plan !== null && plan.currency === 'USD') {
+      const open = exposureOf(this.policy, plan.partner_id, ev.league_id);
+      const counted = { venue: open.venue + (this.staked.venues.get(plan.partner_id) ?? 0n), league: open.league + (ev.league_id === null ? 0n : (this.staked.leagues.get(ev.league_id) ?? 0n)) };
+      const breach = limitBreach(this.policy.limits, { mode: 'real', partner_id: plan.partner_id, league_id: ev.league_id, stake: plan.amount }, counted);
+      if (breach) {
+        const r = limitRefusal(breach, plan.partner_id, true);
+        result = { ...result, accepted: false, rejected_code: r.code, rejected_reason: r.reason, message_user: r.message, fix: r.fix };
+        plan = null;
+      }
+    }
     if (plan !== null && ev.funds_key !== null) {
       const funds = this.funds.get(ev.funds_key);
       const before = this.spent.get(ev.funds_key) ?? 0n;
@@ -664,6 +727,10 @@ export class LegBatch {
         }
       }
       if (plan !== null) this.spent.set(ev.funds_key, after);
+    }
+    if (plan !== null && plan.currency === 'USD') {
+      this.staked.venues.set(plan.partner_id, (this.staked.venues.get(plan.partner_id) ?? 0n) + plan.amount);
+      if (ev.league_id !== null) this.staked.leagues.set(ev.league_id, (this.staked.leagues.get(ev.league_id) ?? 0n) + plan.amount);
     }
     if (!result.accepted) this.recordFailure(result.index);
     return { result, plan };

@@ -15,7 +15,17 @@ export type Environment = (typeof ENVIRONMENTS)[number];
 /** Every key of a workspace has these, whatever the plan. */
 export const BASE_ENTITLEMENTS = ['reference:read', 'markets:read', 'account:read'] as const;
 
+/**
+ * Kits (docs/kits.md): each kit is read with its own kit:<slug>. The guide to placing and
+ * reconciling orders is for every plan (any execution key may place practice orders); the guides
+ * to streaming, price history and signals are for the plans that hold what they teach.
+ */
+const FREE_KITS = ['kit:orders-reconcile'] as const;
+const PRO_KITS = ['kit:streaming-resume', 'kit:price-history', 'kit:signals-arbitrage'] as const;
+
 const PRO_ADDS = [
+  ...PRO_KITS,
+  'ai:invoke',
   'stream:realtime',
   'depth:read',
   'gamestate:read',
@@ -28,11 +38,11 @@ const SCALE_ADDS = ['stream:ticks'] as const;
 const ORG_ADDS = ['connect:read', 'connect:write', 'connect:trade'] as const;
 
 export const PLAN_ENTITLEMENTS: Record<Plan, readonly string[]> = {
-  free: [],
-  pro: [...PRO_ADDS],
-  scale: [...PRO_ADDS, ...SCALE_ADDS],
-  organization: [...PRO_ADDS, ...SCALE_ADDS, ...ORG_ADDS],
-  enterprise: [...PRO_ADDS, ...SCALE_ADDS, ...ORG_ADDS],
+  free: [...FREE_KITS],
+  pro: [...FREE_KITS, ...PRO_ADDS],
+  scale: [...FREE_KITS, ...PRO_ADDS, ...SCALE_ADDS],
+  organization: [...FREE_KITS, ...PRO_ADDS, ...SCALE_ADDS, ...ORG_ADDS],
+  enterprise: [...FREE_KITS, ...PRO_ADDS, ...SCALE_ADDS, ...ORG_ADDS],
 };
 
 export interface RateLimits {
@@ -73,7 +83,7 @@ export function missingEntitlements(held: ReadonlySet<string>, required: readonl
   return required.map(canonicalEntitlement).filter((e) => !held.has(e));
 }
 
-/** Monthly reasoning-credit allowance by plan (spends on the MCP `ask` tool and AI calls). */
+/** Monthly reasoning-credit allowance by plan (spends on the MCP `ask` tool and AI calls on managed credits; src/store/pg/credits.ts). */
 export const PLAN_CREDITS_PER_MONTH: Record<Plan, number> = {
   free: 0,
   pro: 100,

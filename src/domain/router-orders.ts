@@ -170,7 +170,7 @@ export type LegResultBase = Pick<RouterOrderResult, 'index' | 'sor_decision_id' 
 export function placedResult(
   base: LegResultBase,
   status: LegStatus,
-  order: Pick<RouterOrder, 'partner_id' | 'router_order_id' | 'filled_notional' | 'filled_shares' | 'unfilled_notional' | 'avg_price'>,
+  order: Omit<PlacedOrderView, 'status' | 'fill_status'>,
   outcome: { reason: string | null; code: RejectedCode | null; success: boolean } = { reason: null, code: null, success: true },
 ): RouterOrderResult {
   return {
@@ -309,8 +309,11 @@ export function resolutionOf(o: RouterOrder): OrderResolution {
   };
 }
 
+/** What a buy's answer and an order's order.update event show of the order. */
+export type PlacedOrderView = Pick<RouterOrder, 'router_order_id' | 'partner_id' | 'status' | 'fill_status' | 'filled_notional' | 'filled_shares' | 'unfilled_notional' | 'avg_price'>;
+
 /** The orders channel's event for an order as it stands now. */
-export const orderUpdateEvent = (o: RouterOrder, timestamp: string): OrderUpdateEvent => ({
+export const orderUpdateEvent = (o: PlacedOrderView, timestamp: string): OrderUpdateEvent => ({
   type: 'order.update',
   router_order_id: o.router_order_id,
   partner_id: o.partner_id,

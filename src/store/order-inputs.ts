@@ -1,7 +1,8 @@
 /**
  * Everything the per-leg order checks (src/domain/order-checks.ts) need, read in a few round trips
  * and written nowhere: the partner catalog (order_config), the account's venue connections and
- * their expected balances (exact text), the practice wallet, each leg's position (open or not), and
+ * their expected balances (exact text), the practice wallet, the account's execution-limit policy
+ * with the open exposure it counts, each leg's position (open or not, its league), and
  * from the hot state in Redis the venue quotes, books and fee models the liquidity feed serves (the
  * same data the buy uses).
  *
@@ -10,11 +11,13 @@
  */
 import type { Partner } from '../domain/catalog.js';
 import { parseMicros } from '../domain/money.js';
+import { NO_POLICY, type AccountPolicy } from '../domain/execution-limits.js';
 import type { Funds, LegMarket, QuoteView, VenueAccess } from '../domain/order-checks.js';
 import type { ResolvedLeg } from '../domain/orders.js';
 import type { FeeModel, PriceLevel } from '../domain/quotes.js';
 import { listPartners, positionsByHash } from './pg/catalog.js';
 import { venueAccess } from './pg/partners.js';
+import { accountPolicy } from './pg/policy.js';
 import type { Pool } from './pg/pool.js';
 import { practiceBalanceReadOnly } from './pg/wallet.js';
 import type { HotState } from './redis/hot.js';
@@ -44,6 +47,8 @@ export interface OrderInputs {
   funds: ReadonlyMap<string, Funds>;
   /** Per leg, aligned with the legs asked for. */
   markets: LegMarket[];
+  /** The account's execution limits and open exposure; NO_POLICY when no leg is real money (limits bind real money only). */
+  policy: AccountPolicy;
 }
 
 const parse = <T>(json: string | null | undefined): T | null => {
@@ -125,6 +130,7 @@ export async function loadOrderInputs(
     return {
       position_hash: state ? hash : null,
       open: state?.open ?? false,
+      league_id: state?.league_id ?? null,
       quote: entry ? { partner_id: entry.partner_id, liquidity_hash: entry.liquidity_hash, price: entry.price, available: entry.available, is_stale: stale(entry, stored) } : null,
       levels: entry ? (depth.get(hash)?.partners.find((p) => p.partner_id === entry.partner_id)?.levels ?? []) : [],
       fee: stored?.fee ?? null,
@@ -141,12 +147,12 @@ export async function loadOrderInputs(
 
   // Connections and money: the venues real legs name, and the practice wallet for practice legs.
   const realVenues = [...new Set(legs.filter((l) => l.mode === 'real').map((l) => l.partner_id))];
-  const rows = await venueAccess(pool, q.routerAccountId, realVenues, nowMs);
+  const [rows, policy] = await Promise.all([venueAccess(pool, q.routerAccountId, realVenues, nowMs), realVenues.length > 0 ? accountPolicy(pool, q.routerAccountId) : NO_POLICY]);
   const access = new Map<string, VenueAccess>(rows.map((r) => [r.partner_id, { status: r.status, credential_status: r.credential_status }]));
   const funds = new Map<string, Funds>();
   for (const r of rows) if (r.expected_balance !== null) funds.set(r.partner_id, { available: parseMicros(r.expected_balance, 'floor').micros, synced: !r.is_stale });
   if (practice && legs.some((l) => l.mode === 'paper')) {
     funds.set(practice.partner_id, { available: parseMicros(await practiceBalanceReadOnly(pool, q.routerAccountId), 'floor').micros, synced: true });
   }
-  return { partners, practice, access, funds, markets };
+  return { partners, practice, access, funds, markets, policy };
 }

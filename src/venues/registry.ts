@@ -6,7 +6,9 @@
  * per-call context, so asking for `sim_exchange,sim_book01` builds one SimMarket, not two.
  */
 import { VenueError } from './errors.js';
+import { createPolymarketAdapter, type PolymarketAdapterOptions } from './polymarket/index.js';
 import { SIM_PARTNER_IDS, SimMarket, createSimAdapter, type SimPartnerId } from './sim/index.js';
+import { createKalshiAdapter, type KalshiSettings } from './kalshi/index.js';
 import type { VenueAdapter } from './types.js';
 
 export interface VenuesConfig {
@@ -20,6 +22,10 @@ export interface VenuesConfig {
     /** Use this model instead of building one (so the caller can drive /sim/v1 control). */
     market?: SimMarket;
   };
+  /** The Kalshi adapter's settings (default: public market data, no orders). */
+  kalshi?: Partial<KalshiSettings>;
+  /** Polymarket's hosts and catalog scope (Config.polymarket; defaults: the public hosts). */
+  polymarket?: Omit<PolymarketAdapterOptions, 'clock'>;
 }
 
 export interface VenueFactoryContext {
@@ -41,6 +47,8 @@ export const VENUE_FACTORIES: Readonly<Record<string, VenueFactory>> = {
   sim_p2p: sim('sim_p2p'),
   sim_quotes: sim('sim_quotes'),
   practice: sim('practice'),
+  kalshi: (ctx) => [createKalshiAdapter(ctx.config.kalshi ?? {}, { clock: ctx.config.clock })],
+  polymarket: (ctx) => [createPolymarketAdapter({ ...ctx.config.polymarket, clock: ctx.config.clock })],
 };
 
 export function knownVenueIds(): string[] {

@@ -26,16 +26,20 @@ export interface ContractHarness {
   account: string | null;
   /** A contest the venue has game state for (when it declares game_state). */
   contestId: string;
-  /** Make the venue publish quote changes. */
-  triggerQuotes(): void;
-  /** Make the venue publish a trade print on `positionHash`. */
-  triggerTrade(positionHash: string): void;
+  /**
+   * Make the venue publish quote changes. A venue behind a network connection resolves once the
+   * adapter has handled what was published (its listeners were called), so the suite's checks
+   * right after see it; an in-process venue returns at once.
+   */
+  triggerQuotes(): void | Promise<void>;
+  /** Make the venue publish a trade print on `positionHash` (resolving as triggerQuotes does). */
+  triggerTrade(positionHash: string): void | Promise<void>;
   /** Make the venue publish a game-state update for `contestId`. */
-  triggerGameState(contestId: string): void;
+  triggerGameState(contestId: string): void | Promise<void>;
   /** Settle the contest of `orderPosition` (settlement feed). */
-  triggerSettlement(): void;
+  triggerSettlement(): void | Promise<void>;
   /** Let venue time pass (async fills land). */
-  advance(ms: number): void;
+  advance(ms: number): void | Promise<void>;
   dispose?(): Promise<void> | void;
 }
 
@@ -281,19 +285,19 @@ export function venueAdapterContract(name: string, make: () => ContractHarness |
         await a.connect();
         const got: NormalizedQuote[] = [];
         const off = a.subscribeQuotes((q) => got.push(q));
-        h.triggerQuotes();
+        await h.triggerQuotes();
         expect(got.length).toBeGreaterThan(0);
         for (const q of got) assertQuote(q, a, h.now());
         off();
         off(); // idempotent
         const n = got.length;
-        h.triggerQuotes();
+        await h.triggerQuotes();
         expect(got.length).toBe(n);
 
         const again: NormalizedQuote[] = [];
         a.subscribeQuotes((q) => again.push(q));
         await a.close();
-        h.triggerQuotes();
+        await h.triggerQuotes();
         expect(again.length).toBe(0);
       });
 
@@ -384,7 +388,7 @@ export function venueAdapterContract(name: string, make: () => ContractHarness |
         const o = await a.placeOrder(order());
         expect(o.status).toBe('pending');
         expect(o.filled_contracts).toBe(0);
-        h.advance(60_000);
+        await h.advance(60_000);
         const u = updates.find((x) => x.venue_order_id === o.venue_order_id);
         expect(u).toBeDefined();
         expect(['filled', 'partially_filled']).toContain(u!.status);
@@ -414,7 +418,7 @@ export function venueAdapterContract(name: string, make: () => ContractHarness |
         await a.connect();
         const got: Parameters<Parameters<VenueAdapter['subscribeTrades']>[0]>[0][] = [];
         const off = a.subscribeTrades((t) => got.push(t));
-        h.triggerTrade(h.orderPosition);
+        await h.triggerTrade(h.orderPosition);
         expect(got.length).toBeGreaterThan(0);
         const t = got[got.length - 1]!;
         expect(t.partner_id).toBe(a.id);
@@ -429,7 +433,7 @@ export function venueAdapterContract(name: string, make: () => ContractHarness |
         expect((t.trader_id === null) === (t.trader_id_kind === null)).toBe(true);
         off();
         const n = got.length;
-        h.triggerTrade(h.orderPosition);
+        await h.triggerTrade(h.orderPosition);
         expect(got.length).toBe(n);
       });
 
@@ -444,7 +448,7 @@ export function venueAdapterContract(name: string, make: () => ContractHarness |
         }
         const got: unknown[] = [];
         a.subscribeGameState((r) => got.push(r), { contest_ids: [h.contestId] });
-        h.triggerGameState(h.contestId);
+        await h.triggerGameState(h.contestId);
         expect(got.length).toBeGreaterThan(0);
       });
 
@@ -453,7 +457,7 @@ export function venueAdapterContract(name: string, make: () => ContractHarness |
         await a.connect();
         const got: Parameters<Parameters<VenueAdapter['subscribeSettlements']>[0]>[0][] = [];
         a.subscribeSettlements((s) => got.push(s));
-        h.triggerSettlement();
+        await h.triggerSettlement();
         expect(got.length).toBeGreaterThan(0);
         const s = got[0]!;
         expect(s.partner_id).toBe(a.id);

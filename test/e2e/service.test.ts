@@ -12,7 +12,7 @@ const j = async (url: string, headers: Record<string, string> = {}) => {
   return { status: r.status, body: (await r.json()) as any, headers: r.headers };
 };
 
-const SECRET_FILES = ['admin-token', 'jwt-secret', 'cursor-secret'];
+const SECRET_FILES = ['admin-token', 'jwt-secret', 'cursor-secret', 'kit-watermark-secret', 'ai-key-secret'];
 const secretFiles = () => SECRET_FILES.map((f) => readFileSync(path.join(svc.env.FLOW_DATA_DIR!, f), 'utf8'));
 let playerToken: string;
 
@@ -34,9 +34,10 @@ describe('the service as an operator starts it', () => {
 
   it('generates its secrets on first start, mode 0600, and prints the admin token once', () => {
     for (const f of SECRET_FILES) expect(statSync(path.join(svc.env.FLOW_DATA_DIR!, f)).mode & 0o777, f).toBe(0o600);
-    const [admin, jwt, cursor] = secretFiles().map((v) => v.trim());
-    expect(new Set([admin, jwt, cursor]).size).toBe(3);
-    for (const v of [admin, jwt, cursor]) expect(v!.length).toBeGreaterThanOrEqual(43);
+    const all = secretFiles().map((v) => v.trim());
+    const admin = all[0];
+    expect(new Set(all).size).toBe(SECRET_FILES.length);
+    for (const v of all) expect(v.length).toBeGreaterThanOrEqual(43);
     const shown = svc.logs.filter((l) => 'admin_token' in l);
     expect(shown).toHaveLength(1);
     expect(shown[0]!.admin_token).toBe(admin);

@@ -59,12 +59,13 @@ describe('flow keys', () => {
       [['keys', 'revoke', 'key_nope'], /no active key/],
       [['jwt'], /usage: flow jwt/],
     ];
-    for (const [args, msg] of cases) {
-      const r = await runCli(args, s.env);
-      expect(r.code, args.join(' ')).toBe(2);
-      expect(r.stderr).toMatch(msg);
-    }
-  });
+    // At once: each is a process start, slow on a loaded machine.
+    const runs = await Promise.all(cases.map(([args]) => runCli(args, s.env)));
+    cases.forEach(([args, msg], i) => {
+      expect(runs[i]!.code, args.join(' ')).toBe(2);
+      expect(runs[i]!.stderr).toMatch(msg);
+    });
+  }, 90_000);
 });
 
 describe('flow jwt', () => {

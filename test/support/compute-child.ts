@@ -8,6 +8,7 @@ import { LiquidityProcessor } from '../../pipelines/processors/liquidity.js';
 import type { ComputePool } from '../../pipelines/compute-pool.js';
 import { createPool } from '../../src/store/pg/pool.js';
 import { createRedis, Keyspace } from '../../src/store/redis/client.js';
+import { SignalStore } from '../../src/store/redis/signals.js';
 import { HotState } from '../../src/store/redis/hot.js';
 
 const env = process.env as Record<string, string>;
@@ -25,6 +26,7 @@ new LiquidityProcessor({
   ks,
   pool: createPool(env.DATABASE_URL!, 2),
   hot: new HotState(redis, ks),
+  signals: new SignalStore(redis, ks),
   compute: hanging,
   log: pino({ level: 'silent' }),
   now: Date.now,

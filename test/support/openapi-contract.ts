@@ -46,11 +46,16 @@ export class OpenApiContract {
     (addFormats as unknown as (a: Ajv2020) => void)(this.ajv);
     this.ajv.addSchema(doc, 'openapi.json');
     for (const [template, item] of Object.entries(doc.paths ?? {}) as [string, Json][]) {
-      const source = template.split(/\{[^}]+\}/).map((part) => part.replace(/[.*+?^$()|[\]\\]/g, '\\$&')).join('[^/]+');
       for (const [method, op] of Object.entries(item)) {
         // Without an operationId a route is not part of the product's document (a test's own probe
         // route); the dedicated OpenAPI test requires one on every route the service registers.
         if (typeof op !== 'object' || !op.responses || !op.operationId) continue;
+        // A parameter marked x-rest-of-path (a wildcard route's) may hold slashes; any other is one segment.
+        const rest = new Set(((op.parameters ?? []) as Json[]).filter((p) => p.in === 'path' && p.schema?.['x-rest-of-path']).map((p) => `{${p.name}}`));
+        const source = template
+          .split(/(\{[^}]+\})/)
+          .map((part) => (rest.has(part) ? '.+' : part.startsWith('{') ? '[^/]+' : part.replace(/[.*+?^$()|[\]\\]/g, '\\$&')))
+          .join('');
         this.operations.push({ template, method: method.toUpperCase(), op, pattern: new RegExp(`^${source}$`), specificity: template.replace(/\{[^}]+\}/g, '').length });
       }
     }
@@ -69,9 +74,12 @@ export class OpenApiContract {
     const found = this.operation(r.method, r.url);
     if (!found) return [];
     const where = `${r.method} ${r.url} → ${r.status} (${found.op.operationId ?? found.template})`;
-    const declared = found.op.responses[String(r.status)] as Json | undefined;
+    // An exact status wins over its range (4XX), as OpenAPI says.
+    const range = `${String(r.status)[0]}XX`;
+    const key = found.op.responses[String(r.status)] !== undefined ? String(r.status) : range;
+    const declared = found.op.responses[key] as Json | undefined;
     // A shared answer is a reference into components/responses.
-    const at = declared?.$ref ? declared.$ref.replace(/^#\//, '').split('/').map(unescape) : ['paths', found.template, found.method.toLowerCase(), 'responses', String(r.status)];
+    const at = declared?.$ref ? declared.$ref.replace(/^#\//, '').split('/').map(unescape) : ['paths', found.template, found.method.toLowerCase(), 'responses', key];
     const response = declared?.$ref ? this.resolve(declared.$ref) : declared;
     if (!response) return [`${where}: the document lists no ${r.status} for this operation (it lists ${Object.keys(found.op.responses).join(', ')})`];
     const problems: string[] = [];

@@ -3,7 +3,8 @@
  * the real pipeline behind it (an ingester, flushed on demand, and the liquidity processor with
  * its co-located fast path), so a book set with POST /sim/v1/quotes reaches the liquidity feed and
  * depth in Redis exactly as in `flow all`. Only the (venue, position) books a test sets are taken
- * into the feed, so a test knows every quote a position has. The order routes get their own venue
+ * into the feed, so a test knows every quote a position has. With `trades`, the prints a test emits
+ * (POST /sim/v1/trades) reach the event log as ingest appends them. The order routes get their own venue
  * adapters on the same simulator (verify_liquidity reads live books through them), so a book
  * changed without `ingest` is what the venue shows live while the feed still has the old one.
  */
@@ -40,10 +41,10 @@ export interface OrderStack {
   ingest(partnerId: string, positionHash: string, agoMs?: number): Promise<void>;
   /** Connects a sim venue to an account as the hosted flow would (POST /sim/v1/accounts/:id/connect). */
   connect(account: string, partnerId: string, balance: number, credentialStatus?: 'pending' | 'connected' | 'failed'): Promise<void>;
-  key(keyType?: 'data' | 'execution', extra?: { plan?: 'scale' | 'organization'; environment?: 'test' | 'live' }): Promise<CreatedKey>;
+  key(keyType?: 'data' | 'execution', extra?: { plan?: 'free' | 'pro' | 'scale' | 'organization'; environment?: 'test' | 'live' }): Promise<CreatedKey>;
   /** The venue adapters preflight, the buy and execute workers use (on the same simulator). */
   adapters: VenueAdapter[];
-  /** Starts an execute worker on the stack's adapters (closed with the stack). */
+  /** Starts an execute worker on the stack's adapters (closed with the stack), with its order-update feed, reconcile and liquidity-refresh relay. */
   execute(extra?: Partial<ExecuteProcessorDeps>): ExecuteProcessor;
   close(): Promise<void>;
 }
@@ -53,6 +54,8 @@ export interface OrderStackOptions {
   executeWaitMs?: number;
   /** The venue adapters the app and execute workers use, wrapped (to observe or slow venue calls). */
   wrapAdapters?(adapters: VenueAdapter[]): VenueAdapter[];
+  /** Take the prints of the venues that publish trades (POST /sim/v1/trades) into the event log, as ingest does. */
+  trades?: boolean;
 }
 
 export async function startOrderStack(seed = 11, opts: OrderStackOptions = {}): Promise<OrderStack> {
@@ -95,6 +98,7 @@ export async function startOrderStack(seed = 11, opts: OrderStackOptions = {}): 
     partnerName: (p) => p,
     autoFlush: false,
   });
+  const unsubs = opts.trades ? ingestAdapters.filter((a) => a.describe().capabilities.trades).map((a) => a.subscribeTrades((t) => ingester.acceptTrade(t))) : [];
   const compute = new ComputePool(1);
   const processor: LiquidityProcessor = testProcessor(s, hot, compute, () => Date.now());
   ingester.onStored = (contestId) => processor.computeNow(contestId);
@@ -139,7 +143,18 @@ export async function startOrderStack(seed = 11, opts: OrderStackOptions = {}): 
     },
     adapters: liveAdapters,
     execute(extra = {}) {
-      const p = new ExecuteProcessor({ redisUrl: s.env.REDIS_URL!, ks: s.rt.ks, pool: s.rt.pool, adapters: liveAdapters, log: pino({ level: 'silent' }), now: () => Date.now(), lockMs: 2_000, ...extra });
+      const p = new ExecuteProcessor({
+        redisUrl: s.env.REDIS_URL!,
+        ks: s.rt.ks,
+        pool: s.rt.pool,
+        adapters: liveAdapters,
+        log: pino({ level: 'silent' }),
+        now: () => Date.now(),
+        lockMs: 2_000,
+        hot,
+        databaseUrl: s.databaseUrl,
+        ...extra,
+      });
       executors.push(p);
       return p;
     },
@@ -149,6 +164,7 @@ export async function startOrderStack(seed = 11, opts: OrderStackOptions = {}): 
       await settlements!.stop();
       market.stop();
       for (const p of executors) await p.close();
+      for (const u of unsubs) u();
       await ingester.stop();
       await producer.close();
       await processor.close();

@@ -4,6 +4,7 @@
  */
 import { pino } from 'pino';
 import type { ComputePool } from '../../pipelines/compute-pool.js';
+import { SignalStore } from '../../src/store/redis/signals.js';
 import { LiquidityProcessor, type LiquidityProcessorDeps } from '../../pipelines/processors/liquidity.js';
 import type { HotState } from '../../src/store/redis/hot.js';
 import type { NormalizedQuote } from '../../src/venues/types.js';
@@ -30,5 +31,5 @@ export function venueQuote(partner: string, positionHash: string, price: number,
 }
 
 export function testProcessor(s: TestStack, hot: HotState, compute: ComputePool, now: () => number, extra: Partial<LiquidityProcessorDeps> = {}): LiquidityProcessor {
-  return new LiquidityProcessor({ redisUrl: s.env.REDIS_URL!, ks: s.rt.ks, pool: s.rt.pool, hot, compute, log: pino({ level: 'silent' }), now, ...extra });
+  return new LiquidityProcessor({ redisUrl: s.env.REDIS_URL!, ks: s.rt.ks, pool: s.rt.pool, hot, signals: new SignalStore(s.rt.redis, s.rt.ks), compute, log: pino({ level: 'silent' }), now, ...extra });
 }

@@ -37,6 +37,25 @@ describe('config', () => {
     expect(() => loadConfig({ FLOW_EXECUTE_WAIT_MS: '5000', FLOW_EXECUTE_INTENT_TTL_MS: '4000' })).toThrow(/FLOW_EXECUTE_INTENT_TTL_MS/);
     expect(() => loadConfig({ FLOW_EXECUTE_WAIT_MS: '0' })).toThrow(/FLOW_EXECUTE_WAIT_MS/);
   });
+  it('Polymarket: the public hosts by default; each base URL, the tag and the event cap from the environment', () => {
+    expect(loadConfig({}).polymarket).toEqual({
+      urls: { gamma: 'https://gamma-api.polymarket.com', clob: 'https://clob.polymarket.com', ws: 'wss://ws-subscriptions-clob.polymarket.com' },
+      tagId: null,
+      maxEvents: 100,
+    });
+    const c = loadConfig({
+      FLOW_POLYMARKET_GAMMA_URL: 'http://127.0.0.1:9100/',
+      FLOW_POLYMARKET_CLOB_URL: 'http://127.0.0.1:9100',
+      FLOW_POLYMARKET_WS_URL: 'ws://127.0.0.1:9101',
+      FLOW_POLYMARKET_TAG_ID: '1',
+      FLOW_POLYMARKET_MAX_EVENTS: '20',
+    });
+    expect(c.polymarket).toEqual({ urls: { gamma: 'http://127.0.0.1:9100', clob: 'http://127.0.0.1:9100', ws: 'ws://127.0.0.1:9101' }, tagId: '1', maxEvents: 20 });
+    expect(() => loadConfig({ FLOW_POLYMARKET_WS_URL: 'https://x' })).toThrow(/FLOW_POLYMARKET_WS_URL/);
+    expect(() => loadConfig({ FLOW_POLYMARKET_GAMMA_URL: 'not a url' })).toThrow(/FLOW_POLYMARKET_GAMMA_URL/);
+    expect(() => loadConfig({ FLOW_POLYMARKET_TAG_ID: 'sports' })).toThrow(/FLOW_POLYMARKET_TAG_ID/);
+    expect(() => loadConfig({ FLOW_POLYMARKET_MAX_EVENTS: '0' })).toThrow(/FLOW_POLYMARKET_MAX_EVENTS/);
+  });
   it('has no built-in secret: unset ones come from the secret source, each its own', () => {
     const asked: [string, string][] = [];
     const c = loadConfig({ FLOW_DATA_DIR: '/srv/flow' }, (name, file) => {
@@ -45,25 +64,33 @@ describe('config', () => {
     });
     expect(asked.sort()).toEqual([
       ['adminToken', '/srv/flow/admin-token'],
+      ['aiKeySecret', '/srv/flow/ai-key-secret'],
       ['cursorSecret', '/srv/flow/cursor-secret'],
       ['jwtSecret', '/srv/flow/jwt-secret'],
+      ['kitWatermarkSecret', '/srv/flow/kit-watermark-secret'],
     ]);
     expect([c.adminToken, c.jwtSecret, c.cursorSecret]).toEqual(['from-source-adminToken', 'from-source-jwtSecret', 'from-source-cursorSecret']);
     // Without a source (tests, benches), each process gets random secrets, never a fixed value.
     const a = loadConfig({});
     const b = loadConfig({});
-    for (const name of ['adminToken', 'jwtSecret', 'cursorSecret'] as const) {
+    for (const name of ['adminToken', 'jwtSecret', 'cursorSecret', 'kitWatermarkSecret', 'aiKeySecret'] as const) {
       expect(a[name]).not.toBe(b[name]);
       expect(a[name].length).toBeGreaterThanOrEqual(43);
     }
     expect(a.cursorSecret).not.toContain(a.jwtSecret);
     expect([a.adminToken, a.jwtSecret]).not.toContain('dev-admin');
     // Variables win, and the cursor key is not derived from the JWT secret.
-    const v = loadConfig({ FLOW_ADMIN_TOKEN: 'adm', FLOW_JWT_SECRET: 'jwt', FLOW_CURSOR_SECRET: 'cur' }, () => {
+    const v = loadConfig({ FLOW_ADMIN_TOKEN: 'adm', FLOW_JWT_SECRET: 'jwt', FLOW_CURSOR_SECRET: 'cur', FLOW_KIT_WATERMARK_SECRET: 'kit', FLOW_AI_KEY_SECRET: 'ai' }, () => {
       throw new Error('not asked when set');
     });
-    expect([v.adminToken, v.jwtSecret, v.cursorSecret]).toEqual(['adm', 'jwt', 'cur']);
+    expect([v.adminToken, v.jwtSecret, v.cursorSecret, v.kitWatermarkSecret, v.aiKeySecret]).toEqual(['adm', 'jwt', 'cur', 'kit', 'ai']);
     expect(loadConfig({ FLOW_JWT_SECRET: 'jwt' }).cursorSecret).not.toContain('jwt');
+  });
+  it('AI providers: the public APIs by default, no managed key; base URLs checked, kept without a trailing slash', () => {
+    expect(loadConfig({}).ai).toEqual({ anthropic: { baseUrl: 'https://api.anthropic.com', apiKey: null }, openai: { baseUrl: 'https://api.openai.com', apiKey: null } });
+    const c = loadConfig({ FLOW_ANTHROPIC_BASE_URL: 'http://127.0.0.1:9999/proxy/', FLOW_OPENAI_BASE_URL: 'http://llm.internal', FLOW_OPENAI_API_KEY: 'sk-x' });
+    expect(c.ai).toEqual({ anthropic: { baseUrl: 'http://127.0.0.1:9999/proxy', apiKey: null }, openai: { baseUrl: 'http://llm.internal', apiKey: 'sk-x' } });
+    for (const bad of ['ftp://x', 'not a url', 'http://x/?q=1', 'https://user:pw@x']) expect(() => loadConfig({ FLOW_OPENAI_BASE_URL: bad }), bad).toThrow(/FLOW_OPENAI_BASE_URL/);
   });
   it('refuses bad values with a message naming the variable', () => {
     expect(() => loadConfig({ PORT: 'eighty' })).toThrow(/PORT must be an integer/);

@@ -22,8 +22,8 @@ describe('secrets kept in FLOW_DATA_DIR', () => {
     const dir = path.join(tmp(), 'data');
     const first = dataDirSecrets();
     const c1 = loadConfig({ FLOW_DATA_DIR: dir }, first.source);
-    expect(first.generated.map((g) => g.name).sort()).toEqual(['adminToken', 'cursorSecret', 'jwtSecret']);
-    for (const f of ['admin-token', 'jwt-secret', 'cursor-secret']) {
+    expect(first.generated.map((g) => g.name).sort()).toEqual(['adminToken', 'aiKeySecret', 'cursorSecret', 'jwtSecret', 'kitWatermarkSecret']);
+    for (const f of ['admin-token', 'jwt-secret', 'cursor-secret', 'kit-watermark-secret', 'ai-key-secret']) {
       expect(statSync(path.join(dir, f)).mode & 0o777).toBe(0o600);
     }
     expect(readFileSync(path.join(dir, 'admin-token'), 'utf8').trim()).toBe(c1.adminToken);
@@ -32,7 +32,7 @@ describe('secrets kept in FLOW_DATA_DIR', () => {
     const c2 = loadConfig({ FLOW_DATA_DIR: dir }, second.source);
     expect(second.generated).toEqual([]);
     expect([c2.adminToken, c2.jwtSecret, c2.cursorSecret]).toEqual([c1.adminToken, c1.jwtSecret, c1.cursorSecret]);
-    expect(readdirSync(dir).sort()).toEqual(['admin-token', 'cursor-secret', 'jwt-secret']);
+    expect(readdirSync(dir).sort()).toEqual(['admin-token', 'ai-key-secret', 'cursor-secret', 'jwt-secret', 'kit-watermark-secret']);
   });
 
   it('a variable that is set wins and writes no file', () => {
@@ -40,7 +40,7 @@ describe('secrets kept in FLOW_DATA_DIR', () => {
     const s = dataDirSecrets();
     const c = loadConfig({ FLOW_DATA_DIR: dir, FLOW_JWT_SECRET: 'chosen' }, s.source);
     expect(c.jwtSecret).toBe('chosen');
-    expect(readdirSync(dir).sort()).toEqual(['admin-token', 'cursor-secret']);
+    expect(readdirSync(dir).sort()).toEqual(['admin-token', 'ai-key-secret', 'cursor-secret', 'kit-watermark-secret']);
   });
 
   it('refuses a secret file others can read, and an empty one, saying what to do', () => {

@@ -24,12 +24,15 @@ const accountForbidden = (name: string) =>
   new ApiError(403, 'account_forbidden', `this key may not act for ${JSON.stringify(name)}`, { account: name });
 
 /** Organization keys carry the connect:* entitlements (operator interface, plans). */
-const isOrganizationKey = (p: Principal) => p.auth_method === 'api_key' && (p.entitlements.has('connect:read') || p.entitlements.has('connect:write') || p.entitlements.has('connect:trade'));
+export const isOrganizationKey = (p: Principal) => p.auth_method === 'api_key' && (p.entitlements.has('connect:read') || p.entitlements.has('connect:write') || p.entitlements.has('connect:trade'));
 
 /** The router_account_id the request books against. */
-export async function actingAccount(req: FastifyRequest, pool: Pool): Promise<string> {
-  const p = req.principal;
-  const raw = req.headers[SERVICE_ACCOUNT_HEADER];
+export function actingAccount(req: FastifyRequest, pool: Pool): Promise<string> {
+  return actingAccountOf(req.principal, req.headers[SERVICE_ACCOUNT_HEADER], pool);
+}
+
+/** The account a principal acts for, given the X-Service-Account header's value (a REST request's, or an MCP request's). */
+export async function actingAccountOf(p: Principal, raw: string | string[] | undefined, pool: Pool): Promise<string> {
   if (raw === undefined) return p.router_account_id;
   const name = Array.isArray(raw) ? raw[0] ?? '' : raw;
   if (!isSafeId(name)) throw badRequest('invalid_request', 'X-Service-Account must be an external_user_id or svc_account_id of 1-200 printable characters');

@@ -4,6 +4,8 @@ import type { AppContext } from '../context.js';
 import { modelRoutes } from './models.js';
 import { opportunityRoutes } from './opportunities.js';
 import { partnerRoutes } from './partners.js';
+import { performanceRoutes } from './performance.js';
+import { positionRoutes } from './positions.js';
 import { walletRoutes } from './wallet.js';
 
 export function accountRoutes(app: FastifyInstance, ctx: AppContext): void {
@@ -11,4 +13,6 @@ export function accountRoutes(app: FastifyInstance, ctx: AppContext): void {
   modelRoutes(app, ctx);
   opportunityRoutes(app, ctx);
   partnerRoutes(app, ctx);
+  performanceRoutes(app, ctx);
+  positionRoutes(app, ctx);
 }

@@ -8,12 +8,14 @@ import type { FastifyInstance } from 'fastify';
 import { Type, type Static } from 'typebox';
 import { ApiError } from '../../../src/errors.js';
 import { getOpportunity, listOpportunities } from '../../../src/store/pg/opportunities.js';
+import type { Pagination } from '../../../src/domain/envelope.js';
 import type { AppContext } from '../context.js';
 import { Ok, OkPage } from '../openapi/responses.js';
 import { page } from '../paging.js';
 import { sendEnvelope } from '../reply.js';
 import { Cursor, Id, Limit } from '../schemas.js';
-import { ACCOUNT_READ, actingAccount } from './acting.js';
+import { ACCOUNT_READ, actingAccount, actingAccountOf } from './acting.js';
+import { idArg, toolInput, toolsOf, twin } from '../tools.js';
 import { Opportunity, readErrors } from './shapes.js';
 
 export const opportunityNotFound = (opportunityId: string) =>
@@ -25,6 +27,24 @@ const ListQuery = Type.Object({
   cursor: Type.Optional(Cursor),
 });
 const OpportunityParams = Type.Object({ opportunity_id: Id });
+
+/** A page of the account's opportunities, newest first. */
+export async function readOpportunities(ctx: AppContext, account: string, q: Static<typeof ListQuery>): Promise<{ data: unknown[]; pagination: Pagination }> {
+  const { model_id: modelId, limit, cursor } = q;
+  // Bound to the account and the filter: another list's cursor is refused, never misapplied.
+  const scope = `opportunities|${account}|${modelId ?? ''}`;
+  const after = cursor ? String(ctx.cursors.decode(scope, cursor)[0]) : undefined;
+  const rows = await listOpportunities(ctx.pool, account, { modelId, limit: limit + 1, after });
+  const { items, pagination } = page(rows, limit, (o) => ctx.cursors.encode(scope, [o.opportunity_id]));
+  return { data: items, pagination };
+}
+
+/** One of the account's opportunities; 404 opportunity_not_found for one that is missing or another account's. */
+export async function readOpportunity(ctx: AppContext, account: string, opportunityId: string): Promise<unknown> {
+  const opportunity = await getOpportunity(ctx.pool, account, opportunityId);
+  if (!opportunity) throw opportunityNotFound(opportunityId);
+  return opportunity;
+}
 
 export function opportunityRoutes(app: FastifyInstance, ctx: AppContext): void {
   const now = () => ctx.clock.now();
@@ -42,14 +62,8 @@ export function opportunityRoutes(app: FastifyInstance, ctx: AppContext): void {
       config: ACCOUNT_READ,
     },
     async (req, reply) => {
-      const account = await actingAccount(req, ctx.pool);
-      const { model_id: modelId, limit, cursor } = req.query;
-      // Bound to the account and the filter: another list's cursor is refused, never misapplied.
-      const scope = `opportunities|${account}|${modelId ?? ''}`;
-      const after = cursor ? String(ctx.cursors.decode(scope, cursor)[0]) : undefined;
-      const rows = await listOpportunities(ctx.pool, account, { modelId, limit: limit + 1, after });
-      const { items, pagination } = page(rows, limit, (o) => ctx.cursors.encode(scope, [o.opportunity_id]));
-      return sendEnvelope(reply, now(), items, { pagination });
+      const { data, pagination } = await readOpportunities(ctx, await actingAccount(req, ctx.pool), req.query);
+      return sendEnvelope(reply, now(), data, { pagination });
     },
   );
 
@@ -65,11 +79,26 @@ export function opportunityRoutes(app: FastifyInstance, ctx: AppContext): void {
       },
       config: ACCOUNT_READ,
     },
-    async (req, reply) => {
-      const account = await actingAccount(req, ctx.pool);
-      const opportunity = await getOpportunity(ctx.pool, account, req.params.opportunity_id);
-      if (!opportunity) throw opportunityNotFound(req.params.opportunity_id);
-      return sendEnvelope(reply, now(), opportunity);
-    },
+    async (req, reply) => sendEnvelope(reply, now(), await readOpportunity(ctx, await actingAccount(req, ctx.pool), req.params.opportunity_id)),
   );
+
+  const tools = toolsOf(app);
+  tools.add({
+    name: 'list_opportunities',
+    description: 'The key’s account’s opportunities (groups of related orders inside a model), newest first, optionally of one model; a page.',
+    rest: 'GET /flow/v1/auth/opportunities',
+    ...twin(ACCOUNT_READ),
+    metered: true,
+    input: toolInput({}, ListQuery),
+    call: async (a, caller) => readOpportunities(ctx, await actingAccountOf(caller.principal, caller.serviceAccount, ctx.pool), a as Static<typeof ListQuery>),
+  });
+  tools.add({
+    name: 'get_opportunity',
+    description: 'One of the key’s account’s opportunities with its legs; opportunity_not_found when it is missing or another account’s.',
+    rest: 'GET /flow/v1/auth/opportunities/:opportunity_id',
+    ...twin(ACCOUNT_READ),
+    metered: true,
+    input: toolInput({ opportunity_id: idArg(Id, 'the opportunity’s id') }),
+    call: async (a, caller) => ({ data: await readOpportunity(ctx, await actingAccountOf(caller.principal, caller.serviceAccount, ctx.pool), a.opportunity_id as string) }),
+  });
 }

@@ -12,7 +12,8 @@ import { practiceConnection, venueConnections } from '../../../src/store/pg/part
 import type { AppContext } from '../context.js';
 import { Ok } from '../openapi/responses.js';
 import { sendEnvelope } from '../reply.js';
-import { actingAccount } from './acting.js';
+import { actingAccount, actingAccountOf } from './acting.js';
+import { toolInput, toolsOf, twin } from '../tools.js';
 import { AccountBalances, AccountPartners, readErrors, RefreshedAccountPartners } from './shapes.js';
 
 const READ = { entitlements: ['account:read'], dayExempt: true };
@@ -62,37 +63,49 @@ export function partnerRoutes(app: FastifyInstance, ctx: AppContext): void {
   app.get(
     '/flow/v1/auth/account/balances',
     { schema: { tags: ['account'], summary: 'Balances per currency (USD and ATLAS never summed)', operationId: 'getAccountBalances', response: { 200: Ok(AccountBalances, 'The balances'), ...readErrors() } }, config: READ },
-    async (req, reply) => {
-      const account = await actingAccount(req, ctx.pool);
-      const { venues, practice } = await partnersOf(ctx.pool, account, now());
-      const row = (p: AccountPartner) => ({
-        partner_id: p.partner_id,
-        partner_name: p.partner_name,
-        balance: p.balance,
-        expected_balance: p.expected_balance,
-        pending: p.pending,
-        is_stale: p.is_stale,
-        internal_book: p.internal_book,
-      });
-      const bucket = (f: Funding, total: number, expected: number, partners: AccountPartner[]) => ({
-        currency: f.currency,
-        is_real_money: f.is_real_money,
-        symbol: f.symbol,
-        label: f.label,
-        total,
-        expected_total: expected,
-        partners: partners.map(row),
-      });
-      const atlas = practice.balance!;
-      return sendEnvelope(reply, now(), {
-        router_account_id: account,
-        by_currency: [bucket(FUNDING.USD, venues.usd_total, venues.usd_expected_total, venues.connections), bucket(FUNDING.ATLAS, atlas, atlas, [practice])],
-        real_money_total: venues.usd_total,
-        real_money_expected_total: venues.usd_expected_total,
-        atlas_balance: atlas,
-      });
-    },
+    async (req, reply) => sendEnvelope(reply, now(), await readBalances(ctx.pool, await actingAccount(req, ctx.pool), now())),
   );
+
+  toolsOf(app).add({
+    name: 'get_account_balances',
+    description: 'The key’s account balances per currency: USD (real money) and ATLAS (practice) buckets, never summed, with each venue’s balance, expected balance and staleness.',
+    rest: 'GET /flow/v1/auth/account/balances',
+    ...twin(READ),
+    metered: true,
+    input: toolInput({}),
+    call: async (_a, caller) => ({ data: await readBalances(ctx.pool, await actingAccountOf(caller.principal, caller.serviceAccount, ctx.pool), now()) }),
+  });
+}
+
+/** The account's balances per currency (GET /auth/account/balances's data). */
+export async function readBalances(pool: Pool, account: string, nowMs: number) {
+  const { venues, practice } = await partnersOf(pool, account, nowMs);
+  const row = (p: AccountPartner) => ({
+    partner_id: p.partner_id,
+    partner_name: p.partner_name,
+    balance: p.balance,
+    expected_balance: p.expected_balance,
+    pending: p.pending,
+    is_stale: p.is_stale,
+    internal_book: p.internal_book,
+  });
+  const bucket = (f: Funding, total: number, expected: number, partners: AccountPartner[]) => ({
+    currency: f.currency,
+    is_real_money: f.is_real_money,
+    symbol: f.symbol,
+    label: f.label,
+    total,
+    expected_total: expected,
+    partners: partners.map(row),
+  });
+  const atlas = practice.balance!;
+  return {
+    router_account_id: account,
+    by_currency: [bucket(FUNDING.USD, venues.usd_total, venues.usd_expected_total, venues.connections), bucket(FUNDING.ATLAS, atlas, atlas, [practice])],
+    real_money_total: venues.usd_total,
+    real_money_expected_total: venues.usd_expected_total,
+    atlas_balance: atlas,
+  };
 }
 
 /** POST partners/balance/update, answered by `refresher` (the process must hold the venue adapters). */

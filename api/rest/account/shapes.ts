@@ -13,21 +13,21 @@ const Timestamp = Type.String({ format: 'date-time' });
  * The error answers of an account write: what every write can give, plus the route's own codes.
  * `idempotencyKey: false` for a write that takes no Idempotency-Key (one idempotent by nature).
  */
-export function writeErrors(own: { 400?: string[]; 404?: string[]; 409?: string[] } = {}, opts: { idempotencyKey?: boolean } = {}) {
+export function writeErrors(own: { 400?: string[]; 403?: string[]; 404?: string[]; 409?: string[] } = {}, opts: { idempotencyKey?: boolean } = {}) {
   const keyed = opts.idempotencyKey ?? true;
   const conflicts = [...(keyed ? ['idempotency_key_in_use'] : []), ...(own[409] ?? [])];
   return {
     400: errorsWith([...BAD_REQUEST_CODES, ...(keyed ? ['idempotency_key_required'] : []), ...(own[400] ?? [])], keyed ? 'Invalid input, or no Idempotency-Key UUID' : 'Invalid input'),
-    403: errorsWith(['entitlement_required', 'account_forbidden'], 'The key may not change this account (a data key never holds trade:execute)'),
+    403: errorsWith(['entitlement_required', 'account_forbidden', ...(own[403] ?? [])], own[403] ? `The key may not change this account (a data key never holds trade:execute), or: ${own[403].join(', ')}` : 'The key may not change this account (a data key never holds trade:execute)'),
     ...(own[404] ? { 404: errorsWith(own[404], 'Not found, or not this account’s') } : {}),
     ...(conflicts.length ? { 409: errorsWith(conflicts, keyed ? 'A request with this Idempotency-Key is still running, or the change conflicts with the account’s state' : 'The change conflicts with the account’s state') } : {}),
     ...(keyed ? { 422: errorsWith(['idempotency_key_reused'], 'The Idempotency-Key was used with another request') } : {}),
   };
 }
 
-/** The error answers of an account read. */
-export const readErrors = (own: { 404?: string[] } = {}) => ({
-  403: errorsWith(['entitlement_required', 'account_forbidden'], 'The key may not read this account'),
+/** The error answers of an account read, plus the route's own codes. */
+export const readErrors = (own: { 403?: string[]; 404?: string[] } = {}) => ({
+  403: errorsWith(['entitlement_required', 'account_forbidden', ...(own[403] ?? [])], own[403] ? `The key may not read this account, or: ${own[403].join(', ')}` : 'The key may not read this account'),
   ...(own[404] ? { 404: errorsWith(own[404], 'Not found, or not this account’s') } : {}),
 });
 

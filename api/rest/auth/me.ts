@@ -1,6 +1,6 @@
 /** GET /flow/v1/auth/me: the caller context (spec "Caller context"). Exempt from the daily budget. */
 import type { FastifyInstance } from 'fastify';
-import { PLAN_CREDITS_PER_MONTH } from '../../../src/domain/plans.js';
+import { creditsOf } from '../../../src/store/pg/credits.js';
 import { usageId } from '../../../src/store/redis/gate.js';
 import type { AppContext } from '../context.js';
 import { Ok } from '../openapi/responses.js';
@@ -13,8 +13,8 @@ export function meRoutes(app: FastifyInstance, ctx: AppContext): void {
     { schema: { tags: ['account'], summary: 'Caller context', operationId: 'getCallerContext', response: { 200: Ok(CallerContext, 'Who is calling, with the key’s limits and usage') } }, config: { dayExempt: true } },
     async (req, reply) => {
       const p = req.principal;
-      const usage = await ctx.gate.usage(usageId(p), ctx.clock.now());
-      const allowance = PLAN_CREDITS_PER_MONTH[p.plan];
+      const now = ctx.clock.now();
+      const [usage, credits] = await Promise.all([ctx.gate.usage(usageId(p), now), creditsOf(ctx.pool, p.workspace_id, p.plan, now)]);
       const body: CallerContext = {
         auth_method: p.auth_method,
         router_account_id: p.router_account_id,
@@ -30,10 +30,10 @@ export function meRoutes(app: FastifyInstance, ctx: AppContext): void {
           rate_limit_per_day: p.rate_limit_per_day,
         },
         usage: { requests_last_24h: usage.requests24h, requests_last_7d: usage.requests7d, errors_last_24h: usage.errors24h },
-        // No credit purchases or spends exist yet; the allowance is the plan's, shown honestly as unspent.
-        credits: { allowance, purchased: 0, total: allowance, included_per_month: allowance, used_this_period: 0 },
+        // The workspace's reasoning credits this UTC month (src/store/pg/credits.ts).
+        credits,
       };
-      return sendEnvelope(reply, ctx.clock.now(), body);
+      return sendEnvelope(reply, now, body);
     },
   );
 }

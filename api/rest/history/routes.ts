@@ -4,7 +4,8 @@
  *   GET /flow/v1/trades                        trades:read
  * Bad input is a 400 invalid_parameter naming the parameter; ClickHouse trouble is a 503
  * history_unavailable, never a 500. Rows `flow history synthesize` wrote are left out unless
- * FLOW_HISTORY_INCLUDE_SYNTHETIC is set (docs/history.md).
+ * FLOW_HISTORY_INCLUDE_SYNTHETIC is set (docs/history.md). The price history is also the MCP tool
+ * get_contest_price_history (api/rest/tools.ts), answered by the same read function.
  */
 import type { FastifyInstance } from 'fastify';
 import { Type, type Static } from 'typebox';
@@ -28,6 +29,9 @@ import { sendEnvelope } from '../reply.js';
 import { Id, IdParams, Limit, PositionHash, Text, splitList } from '../schemas.js';
 import { Errors, Ok } from '../openapi/responses.js';
 import { PriceHistory, TradePrint } from '../openapi/shapes.js';
+import { idArg, toolInput, toolsOf, twin } from '../tools.js';
+
+const PRICE_HISTORY = { entitlements: ['pricing:history'] };
 
 const unavailable = (what: string) =>
   new ApiError(503, 'history_unavailable', `${what} is unavailable: the history store (ClickHouse) did not answer; retry shortly`, { retry_after_seconds: 5 }, { 'retry-after': '5' });
@@ -40,6 +44,13 @@ const PriceHistoryQuery = Type.Object({
   partner_id: Type.Optional(Id),
   limit: Limit(MAX_HISTORY_POINTS, DEFAULT_HISTORY_POINTS),
 });
+
+const DATA_HEAD = Buffer.from('{"data":');
+
+/** Where a failed query is logged (the request's logger, or the app's for a tool call). */
+interface ErrorLog {
+  error(obj: object, msg: string): void;
+}
 
 const TradesQuery = Type.Object({
   contest_id: Type.Optional(Id),
@@ -70,7 +81,7 @@ export function createHistoryRoutes(opts: { clickhouse?: ClickHouseClient | (() 
     };
     if (typeof opts.clickhouse !== 'function') getStore();
 
-    async function guarded<T>(what: string, fn: (s: HistoryStore) => Promise<T>, log: FastifyInstance['log']): Promise<T> {
+    async function guarded<T>(what: string, fn: (s: HistoryStore) => Promise<T>, log: ErrorLog): Promise<T> {
       try {
         const s = getStore();
         if (!s) throw unavailable(what);
@@ -80,6 +91,42 @@ export function createHistoryRoutes(opts: { clickhouse?: ClickHouseClient | (() 
         log.error({ err }, `${what} query failed`);
         throw unavailable(what);
       }
+    }
+
+    /**
+     * A contest's price history: the `data` object serialized in pieces, its points array being
+     * ClickHouse's own output bytes (no parse, no re-serialization, joined once by the caller).
+     */
+    async function readPriceHistory(contestId: string, q: Static<typeof PriceHistoryQuery>, log: ErrorLog): Promise<Buffer[]> {
+      const window = resolveHistoryWindow(q.from, q.to, now());
+      if (!window.ok) throw badRequest('invalid_parameter', window.message, { parameter: window.parameter });
+      const requested = q.resolution ?? 'auto';
+      if (!isRequestedResolution(requested)) {
+        throw badRequest('invalid_parameter', `resolution must be one of ${REQUESTED_RESOLUTIONS.join(', ')}`, {
+          parameter: 'resolution',
+          allowed: REQUESTED_RESOLUTIONS,
+        });
+      }
+      const hashes = splitList('position_hash', q.position_hash, MAX_HISTORY_POSITIONS);
+      const resolution = effectiveResolution(requested, window.to - window.from);
+      const result = await guarded(
+        'price history',
+        (s) =>
+          s.priceHistory({
+            contestId,
+            from: window.from,
+            to: window.to,
+            resolution,
+            positionHashes: hashes,
+            partnerId: q.partner_id,
+            limit: q.limit,
+            includeSynthetic: ctx.config.historyIncludeSynthetic,
+          }),
+        log,
+      );
+      const head = `{"contest_id":${JSON.stringify(contestId)},"resolution":"${resolution}","from":${window.from},"to":${window.to},"points":`;
+      const tail = `${result.seriesTruncated ? ',"series_truncated":true' : ''}}`;
+      return [Buffer.from(head), result.points, Buffer.from(tail)];
     }
 
     app.get<{ Params: Static<typeof IdParams>; Querystring: Static<typeof PriceHistoryQuery> }>(
@@ -93,45 +140,31 @@ export function createHistoryRoutes(opts: { clickhouse?: ClickHouseClient | (() 
           operationId: 'getContestPriceHistory',
           response: { 200: Ok(PriceHistory, 'The points of every series in the window; an unknown contest has none'), 503: Errors.historyUnavailable },
         },
-        config: { entitlements: ['pricing:history'] },
+        config: PRICE_HISTORY,
       },
       async (req, reply) => {
-        const q = req.query;
-        const window = resolveHistoryWindow(q.from, q.to, now());
-        if (!window.ok) throw badRequest('invalid_parameter', window.message, { parameter: window.parameter });
-        const requested = q.resolution ?? 'auto';
-        if (!isRequestedResolution(requested)) {
-          throw badRequest('invalid_parameter', `resolution must be one of ${REQUESTED_RESOLUTIONS.join(', ')}`, {
-            parameter: 'resolution',
-            allowed: REQUESTED_RESOLUTIONS,
-          });
-        }
-        const hashes = splitList('position_hash', q.position_hash, MAX_HISTORY_POSITIONS);
-        const resolution = effectiveResolution(requested, window.to - window.from);
-        const result = await guarded(
-          'price history',
-          (s) =>
-            s.priceHistory({
-              contestId: req.params.id,
-              from: window.from,
-              to: window.to,
-              resolution,
-              positionHashes: hashes,
-              partnerId: q.partner_id,
-              limit: q.limit,
-              includeSynthetic: ctx.config.historyIncludeSynthetic,
-            }),
-          req.log,
-        );
-        // The points array is ClickHouse's own output bytes: no parse, no re-serialization.
-        const head = `{"data":{"contest_id":${JSON.stringify(req.params.id)},"resolution":"${resolution}","from":${window.from},"to":${window.to},"points":`;
-        const tail = `${result.seriesTruncated ? ',"series_truncated":true' : ''}},"meta":{"timestamp":"${new Date(now()).toISOString()}","api_version":"${API_VERSION}"}}`;
+        const data = await readPriceHistory(req.params.id, req.query, req.log);
         return reply
           .code(200)
           .type('application/json; charset=utf-8')
-          .send(Buffer.concat([Buffer.from(head), result.points, Buffer.from(tail)]));
+          .send(Buffer.concat([DATA_HEAD, ...data, Buffer.from(`,"meta":{"timestamp":"${new Date(now()).toISOString()}","api_version":"${API_VERSION}"}}`)]));
       },
     );
+
+    toolsOf(app).add({
+      name: 'get_contest_price_history',
+      description:
+        'Price history of a contest (needs pricing:history): consensus per position, or one venue with partner_id; from/to in unix ms (default the last hour), resolution auto by default (read it from the answer).',
+      rest: 'GET /flow/v1/contests/:id/price-history',
+      ...twin(PRICE_HISTORY),
+      metered: true,
+      input: toolInput({ contest_id: idArg(Id, 'the contest’s id') }, PriceHistoryQuery),
+      call: async (a) => {
+        const { contest_id, ...q } = a;
+        const parts = await readPriceHistory(contest_id as string, q as Static<typeof PriceHistoryQuery>, ctx.log);
+        return { data: JSON.parse(Buffer.concat(parts).toString('utf8')) as unknown };
+      },
+    });
 
     app.get<{ Querystring: Static<typeof TradesQuery> }>(
       '/flow/v1/trades',

@@ -42,7 +42,10 @@ export const TAGS = [
   { name: 'liquidity', description: 'Live prices, depth and game state' },
   { name: 'history', description: 'Price history' },
   { name: 'trades', description: 'Trade prints' },
+  { name: 'signals', description: 'Market signals and their type catalog; arbitrages (deprecated)' },
   { name: 'orders', description: 'Orders: preflight (check without placing), buy' },
+  { name: 'kits', description: 'Guides to this service, watermarked per key' },
+  { name: 'ai', description: 'AI providers’ APIs on the account’s own key or on managed credits' },
   { name: 'service', description: 'Health, readiness, metrics and this document (no key)' },
   { name: 'simulator', description: 'Operator control of the simulated venues (X-Admin-Token)' },
 ];
@@ -71,7 +74,7 @@ export function swaggerOptions(): FastifyDynamicSwaggerOptions {
     },
     // Shapes with an $id become components/schemas/<$id>; cloned so hoisting never rewrites them.
     refResolver: { clone: true, buildLocalReference: (json, _base, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },
-    transform: ({ schema, url, route }) => ({ schema: documentRoute(schema, route), url }),
+    transform: ({ schema, url, route }) => restOfPath({ schema: documentRoute(schema, route), url }),
     transformObject: (doc) => sharedErrorResponses(withRateLimitHeaders((doc as { openapiObject: Json }).openapiObject)) as never,
   };
 }
@@ -99,6 +102,27 @@ function documentRoute(schema: FastifySchema | undefined, route: RouteOptions): 
   s.response = { ...shared, ...(s.response ?? {}) };
   if (s.querystring) s.querystring = optionalWhenDefaulted(s.querystring);
   return s;
+}
+
+/**
+ * A wildcard route (`/flow/v1/ai/anthropic/*`) is documented with a parameter `{path}` for what the
+ * star matches: OpenAPI has no wildcard, and `{*}` is no valid parameter name. The parameter's schema
+ * says it spans segments (`x-rest-of-path`), so a client (and the contract test) knows it may hold
+ * slashes.
+ */
+export const REST_OF_PATH = 'x-rest-of-path';
+function restOfPath(r: { schema: FastifySchema; url: string }): { schema: FastifySchema; url: string } {
+  if (!r.url.endsWith('*')) return r;
+  const s = r.schema as Json;
+  const params = s.params as Json | undefined;
+  const star = params?.properties?.['*'];
+  if (!star) return r;
+  const { '*': _star, ...others } = params!.properties;
+  const required = (params!.required ?? []).filter((n: string) => n !== '*');
+  return {
+    url: `${r.url.slice(0, -1)}:path`,
+    schema: { ...s, params: { ...params, properties: { ...others, path: { ...star, [REST_OF_PATH]: true } }, required: [...required, 'path'] } } as FastifySchema,
+  };
 }
 
 function optionalWhenDefaulted(q: Json): Json {

@@ -69,6 +69,18 @@ const OperatorError = errorDetail('OperatorError', Type.String({ description: 't
 export const errorsWith = (codes: readonly string[], description: string) =>
   errorResponse(Type.Object({ code: Type.Enum([...codes]), message: Type.String({ description: 'what went wrong and what to do next' }), details: Type.Optional(Details) }, closed), description);
 
+/** A provider's own body, passed through as the provider wrote it (the AI pass-through). */
+export const ProviderBody = Type.Object({}, { additionalProperties: true, description: 'the provider’s own JSON body, passed through unchanged' });
+
+/**
+ * An answer at a status both this service and an AI provider give (400, 429 on the pass-through):
+ * this service's error body, or the provider's own.
+ */
+export const orProviderBody = (response: Record<string, unknown>, description: string) => {
+  const { headers, description: _d, ...schema } = response as { headers?: unknown; description?: string };
+  return { ...Type.Union([schema as TSchema, ProviderBody]), description, ...(headers ? { headers } : {}) };
+};
+
 export const Errors = {
   badRequest: errorResponse(BadRequestError, `Invalid input: ${BAD_REQUEST_CODES.join(', ')}; details names the parameter`),
   unauthorized: errorResponse(UnauthorizedError, 'No credential, or one that is not valid (unknown, revoked, expired)'),

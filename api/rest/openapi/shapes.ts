@@ -16,6 +16,8 @@ import type { PositionDepth, PositionLiquidity } from '../../../src/compute/type
 import type { HistoryPoint } from '../../../src/store/clickhouse/history.js';
 import type { ContestStateObject, GameState as GameStateT } from '../../../src/venues/types.js';
 import type { SimAccountConnection as SimAccountConnectionT, SimMarketState as SimMarketStateT } from '../../../src/venues/sim/model.js';
+import { SIM_SITUATIONS, type SituationPrint as SituationPrintT, type SituationQuote as SituationQuoteT, type SituationResult as SituationResultT } from '../../../src/venues/sim/situations.js';
+import { LIMIT_TYPES, USER_GRANTS, type LimitWire } from '../../../src/domain/execution-limits.js';
 
 const closed = { additionalProperties: false };
 export const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]);
@@ -385,6 +387,18 @@ export const SimMarketState = Type.Object(
           listings: Type.Number(),
           stale: Type.Boolean(),
           accounts: Type.Number(),
+          situations: Type.Object(
+            {
+              price_move: Type.Number(),
+              whale_trade: Type.Number(),
+              block_trade: Type.Number(),
+              flow_imbalance: Type.Number(),
+              trade_through: Type.Number(),
+              volume_spike: Type.Number(),
+              trade_burst: Type.Number(),
+            },
+            { ...closed, description: 'situations (signal types) the venue produced on its own since the simulator started, by kind (docs/simulator.md)' },
+          ),
         },
         closed,
       ),
@@ -404,7 +418,110 @@ export const SimAccountConnection = Type.Object(
   { $id: 'SimAccountConnection', ...closed },
 );
 
+/** The connect answer: the simulator's connection, and the user's grants the service recorded on it. */
+export const SimConnectResult = Type.Object(
+  { ...SimAccountConnection.properties, scopes: Type.Array(Type.Enum([...USER_GRANTS]), { description: 'the grants the connection holds after the call' }) },
+  { $id: 'SimConnectResult', ...closed },
+);
+
+/** One limit of a user's execution-limit policy (spec data model "policy"; docs/orders.md). */
+export const ExecutionLimit = Type.Object(
+  {
+    type: Type.Enum([...LIMIT_TYPES]),
+    params: Type.Object(
+      {
+        amount: Type.Optional(Type.Number({ description: 'USD' })),
+        partner_id: Type.Optional(Type.String()),
+        league_id: Type.Optional(Type.String()),
+      },
+      closed,
+    ),
+  },
+  { $id: 'ExecutionLimit', ...closed },
+);
+
+/** An account's execution limits as the simulator's policy call set them. */
+export const SimPolicy = Type.Object({ router_account_id: Type.String(), limits: Type.Array(ExecutionLimit) }, { $id: 'SimPolicy', ...closed });
+
+const SimSituationPrint = Type.Object(
+  {
+    venue_trade_id: Type.String(),
+    taker_action: Type.Enum(['buy', 'sell']),
+    price: Probability(),
+    size_contracts: Type.Number(),
+    notional_usd: Type.Number({ description: 'price × size_contracts' }),
+    is_block: Type.Boolean(),
+    trader_id: Nullable(Type.String()),
+    executed_at: Timestamp(),
+  },
+  { $id: 'SimSituationPrint', ...closed },
+);
+
+const SimSituationQuote = Type.Object(
+  {
+    partner_id: Type.String(),
+    position_hash: Type.String(),
+    from_price: Probability('best price before'),
+    to_price: Probability('best price after'),
+    levels: Type.Array(PriceLevel, { description: 'the book the venue now offers, best first' }),
+    ts_event: Type.Number({ description: 'unix ms' }),
+  },
+  { $id: 'SimSituationQuote', ...closed },
+);
+
+/** What POST /sim/v1/situations did (docs/simulator.md "Situations"). */
+export const SimSituationResult = Type.Object(
+  {
+    type: Type.Enum([...SIM_SITUATIONS]),
+    partner_id: Type.String({ description: 'the venue it happened on (price_move: the one it was asked on or chosen first; every venue listing the position moves)' }),
+    position_hash: Type.String(),
+    contest_id: Type.String(),
+    details: Type.Object(
+      {
+        crosses_threshold: Type.Boolean({ description: 'whether, by what the simulator knows of the position (its prints and books), the published threshold is crossed' }),
+        prints: Type.Optional(Type.Array(SimSituationPrint, { description: 'the situation’s prints, on the venue’s trade feed' })),
+        baseline_prints: Type.Optional(Type.Array(SimSituationPrint, { description: 'prints laid down first (with_baseline), dated before the window' })),
+        quotes: Type.Optional(Type.Array(SimSituationQuote, { description: 'books set, on the venues’ quote feeds' })),
+        total_notional_usd: Type.Optional(Type.Number()),
+        largest_print_usd: Type.Optional(Type.Number()),
+        median_notional_usd: Type.Optional(Type.Number()),
+        threshold_usd: Type.Optional(Type.Number()),
+        size_multiple: Type.Optional(Type.Number()),
+        trades_last_window: Type.Optional(Type.Number()),
+        baseline_per_5m: Type.Optional(Type.Number()),
+        window_ms: Type.Optional(Type.Number()),
+        direction: Type.Optional(Type.Enum(['up', 'down', 'buy', 'sell'])),
+        move: Type.Optional(Type.Number()),
+        through: Type.Optional(Type.Number()),
+        cached_price: Type.Optional(Type.Number()),
+        edge: Type.Optional(Type.Number()),
+        combined_price: Type.Optional(Type.Number()),
+        counterpart: Type.Optional(Type.Object({ partner_id: Type.String(), position_hash: Type.String(), price: Probability() }, closed)),
+      },
+      closed,
+    ),
+  },
+  { $id: 'SimSituationResult', ...closed },
+);
+
+/** A situation's result as the control API answers it (times as ISO 8601). */
+export function simSituationToWire(r: SituationResultT): Static<typeof SimSituationResult> {
+  const print = (p: SituationPrintT) => ({ ...p, executed_at: new Date(p.executed_at).toISOString() });
+  const { prints, baseline_prints, quotes, ...rest } = r.details;
+  return {
+    ...r,
+    details: {
+      ...rest,
+      ...(prints ? { prints: prints.map(print) } : {}),
+      ...(baseline_prints ? { baseline_prints: baseline_prints.map(print) } : {}),
+      ...(quotes ? { quotes: quotes.map((q) => ({ ...q, levels: [...q.levels] })) } : {}),
+    },
+  };
+}
+
 export type SimShapesAgreeWithTheSimulator = [
   Agrees<Same<Static<typeof SimMarketState>, SimMarketStateT>>,
   Agrees<Same<Static<typeof SimAccountConnection>, SimAccountConnectionT>>,
+  Agrees<Same<Static<typeof ExecutionLimit>, LimitWire>>,
+  Agrees<Same<Static<typeof SimSituationQuote>, Omit<SituationQuoteT, 'levels'> & { levels: { price: number; available: number }[] }>>,
 ];

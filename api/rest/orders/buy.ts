@@ -1,19 +1,17 @@
 /**
- * POST /flow/v1/auth/orders/buy (spec "Orders: place"; docs/orders.md "Buy"). A practice buy is one
- * PostgreSQL transaction with its Idempotency-Key record: the orders, their ledger entries and
- * their events commit together or not at all. A real-money buy waits on venues, so it runs under a
- * leased key record instead (real-legs.ts). Either way the same key and body replay the first
- * answer byte for byte, and request-level refusals (400, 404, 409) write nothing, so a corrected
- * request may reuse the key.
+ * POST /flow/v1/auth/orders/buy (spec "Orders: place"; docs/orders.md "Buy"). A practice buy is
+ * written with its Idempotency-Key record in one transaction (or one statement, practice-buy.ts):
+ * the orders, their ledger entries and their events commit together or not at all. A real-money
+ * buy waits on venues, so it runs under a leased key record instead (real-legs.ts). Either way the
+ * same key and body replay the first answer byte for byte, and request-level refusals (400, 403,
+ * 404, 409) write nothing, so a corrected request may reuse the key.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Currency } from '../../../src/domain/account.js';
-import { envelope } from '../../../src/domain/envelope.js';
 import type { ResolvedLeg } from '../../../src/domain/orders.js';
-import { currencyOfMode, sequenceLegs, type BuyResponse } from '../../../src/domain/router-orders.js';
-import { ApiError, badRequest } from '../../../src/errors.js';
-import { lockAccount } from '../../../src/store/pg/accounts.js';
-import { canonicalFingerprint, runIdempotent } from '../../../src/store/pg/idempotency.js';
+import { currencyOfMode } from '../../../src/domain/router-orders.js';
+import { badRequest } from '../../../src/errors.js';
+import { canonicalFingerprint } from '../../../src/store/pg/idempotency.js';
 import { listPartners } from '../../../src/store/pg/catalog.js';
 import { HotState } from '../../../src/store/redis/hot.js';
 import { noLiveBooks } from '../../../src/venues/live-books.js';
@@ -23,9 +21,9 @@ import { writeErrors } from '../account/shapes.js';
 import { Ok } from '../openapi/responses.js';
 import { sendRecorded } from '../reply.js';
 import { BUY_REQUEST_CODES, BuyBody, resolvedLegs, type BuyBodyT } from './body.js';
-import { BuyRun } from './execution.js';
+import { PracticeBuys } from './practice-buy.js';
 import { RealBuys } from './real-legs.js';
-import { checkOrderTypes, orderTargets } from './request.js';
+import { checkOrderTypes, ORDER_REQUEST_ERRORS } from './request.js';
 import { BuyResponse as BuyResponseShape } from './shapes.js';
 
 export const BUY_OPERATION = 'orders.buy';
@@ -59,6 +57,7 @@ function requestCurrency(legs: readonly ResolvedLeg[]): Currency | null {
 
 export function buyRoutes(app: FastifyInstance, ctx: AppContext): void {
   const hot = new HotState(ctx.redis, ctx.ks);
+  const practice = new PracticeBuys({ pool: ctx.pool, hot, metrics: ctx.metrics });
   const real = new RealBuys({
     pool: ctx.pool,
     databaseUrl: ctx.config.databaseUrl,
@@ -86,6 +85,7 @@ export function buyRoutes(app: FastifyInstance, ctx: AppContext): void {
           200: Ok(BuyResponseShape, 'One result per leg, in request order (a replay of the same key answers the first response)'),
           ...writeErrors({
             400: [...BUY_REQUEST_CODES, 'currency_mismatch', 'model_mismatch'],
+            403: [...ORDER_REQUEST_ERRORS[403]],
             404: ['model_not_found', 'opportunity_not_found', 'not_found'],
             409: ['model_archived'],
           }),
@@ -100,7 +100,6 @@ export function buyRoutes(app: FastifyInstance, ctx: AppContext): void {
       const currency = requestCurrency(legs);
       const account = await actingAccount(req, ctx.pool);
       const atMs = ctx.clock.now();
-      const at = new Date(atMs).toISOString();
       const body = req.body;
       const scope = { routerAccountId: account, key, operation: BUY_OPERATION, fingerprint: canonicalFingerprint(body) };
       if (currency === 'USD') {
@@ -109,24 +108,7 @@ export function buyRoutes(app: FastifyInstance, ctx: AppContext): void {
         checkOrderTypes(legs, new Map(partners.map((p) => [p.partner_id, p])));
         return sendRecorded(reply, await real.buy({ account, scope, body, legs, partners, atMs }));
       }
-      const { response } = await runIdempotent(ctx.pool, scope, async (client) => {
-        // The account first, then the model: the order every writer takes them in (an unarchive
-        // holds the account while it locks the model), so a buy and an unarchive never deadlock.
-        // A buy's legs serialize on the account's wallet anyway.
-        if (!(await lockAccount(client, account))) throw new ApiError(404, 'not_found', 'the acting account does not exist');
-        const targets = await orderTargets(client, account, body, currency);
-        const run = new BuyRun({ client, hot, account, idempotencyKey: key, at, modelId: targets.modelId, joinedOpportunityId: targets.opportunityId, currency }, legs);
-        const { outcomes, haltedAt } = await sequenceLegs(
-          legs,
-          { halt: body.on_leg_failure === 'halt', checkAllFirst: body.check_all_first === true, parallel: body.placement === 'parallel' },
-          { checkAll: (l) => run.checkAll(l), place: (l) => run.place(l) },
-        );
-        const results = [];
-        for (const [i, o] of outcomes.entries()) results.push(await run.result(legs[i]!, o));
-        const data: BuyResponse = { results, halted_at_index: haltedAt, opportunity_id: run.opportunity, model_id: targets.modelId };
-        return { status: 200, body: JSON.stringify(envelope(data, atMs)) };
-      });
-      return sendRecorded(reply, response);
+      return sendRecorded(reply, await practice.buy({ account, scope, body, legs, currency, atMs }));
     },
   );
 }

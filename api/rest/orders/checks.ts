@@ -53,8 +53,8 @@ export interface LegChecks {
   inputs: OrderInputs;
 }
 
-/** Codes given before a leg's book is looked at: no live read can change them. */
-const BEFORE_THE_BOOK = new Set(['orders_not_supported', 'venue_disabled', 'no_live_price_for_paper']);
+/** Codes given before a leg's book is looked at: no live read can change them (the limits need the stake, not the book). */
+const BEFORE_THE_BOOK = new Set(['orders_not_supported', 'venue_disabled', 'execution_limit_exceeded', 'no_live_price_for_paper']);
 
 /**
  * A request's legs checked one at a time or all at once, on inputs read once: preflight checks
@@ -74,7 +74,7 @@ export class LegChecker {
 
   static async load(deps: LegCheckDeps, q: LegCheckRequest, batchOpts?: { halt: boolean; checkAllFirst: boolean }): Promise<LegChecker> {
     const inputs = await loadOrderInputs(deps.pool, deps.hot, { routerAccountId: q.routerAccountId, legs: q.legs, nowMs: deps.now(), partners: q.partners });
-    const batch = new LegBatch(inputs.funds, batchOpts ?? { halt: q.onLegFailure === 'halt', checkAllFirst: q.checkAllFirst });
+    const batch = new LegBatch(inputs.funds, batchOpts ?? { halt: q.onLegFailure === 'halt', checkAllFirst: q.checkAllFirst }, inputs.policy);
     return new LegChecker(deps, q, inputs, batch);
   }
 
@@ -101,6 +101,7 @@ export class LegChecker {
       market: inputs.markets[i]!,
       verify: q.verifyLiquidity,
       live: null,
+      policy: inputs.policy,
     };
     const cached = evaluateLeg(input);
     const r = cached.result;

@@ -16,7 +16,7 @@ import { sendEnvelope } from '../reply.js';
 import { actingAccount } from '../account/acting.js';
 import { BUY_REQUEST_CODES, BuyBody, resolvedLegs, type BuyBodyT } from './body.js';
 import { runLegChecks } from './checks.js';
-import { checkModelAndOpportunity, checkOrderTypes, ORDER_REQUEST_ERRORS } from './request.js';
+import { checkModelAndOpportunity, checkOrderTypes, checkTradeGrants, ORDER_REQUEST_ERRORS } from './request.js';
 import { PreflightData } from './shapes.js';
 
 /** account:read, counted against the minute and the day budget. */
@@ -41,7 +41,7 @@ export function preflightRoute(live: LiveBookReader) {
           response: {
             200: Ok(PreflightData, 'One result per leg; HTTP 200 whatever the legs’ outcome'),
             400: errorsWith([...BAD_REQUEST_CODES, ...BUY_REQUEST_CODES, ...ORDER_REQUEST_ERRORS[400].filter((c) => !(BUY_REQUEST_CODES as readonly string[]).includes(c))], 'Invalid input: a field outside the contract, a rule between fields, an order type the venue does not take, an opportunity in another currency or model'),
-            403: errorsWith(['entitlement_required', 'account_forbidden'], 'The key may not act for this account'),
+            403: errorsWith(['entitlement_required', 'account_forbidden', ...ORDER_REQUEST_ERRORS[403]], 'The key may not act for this account, or the user has not granted trade:execute on a venue a real-money leg names (the buy would be refused the same way)'),
             404: errorsWith([...ORDER_REQUEST_ERRORS[404]], 'The model or opportunity is not this account’s'),
             409: errorsWith([...ORDER_REQUEST_ERRORS[409]], 'The model is archived and takes no orders'),
           },
@@ -57,6 +57,8 @@ export function preflightRoute(live: LiveBookReader) {
         const partners = await listPartners(ctx.pool);
         checkOrderTypes(legs, new Map(partners.map((p) => [p.partner_id, p])));
         await checkModelAndOpportunity(ctx.pool, account, req.body, legs);
+        // The buy would answer 403 for this: preflight says so the same way (docs/decisions.md).
+        await checkTradeGrants(ctx.pool, account, legs);
         const checked = await runLegChecks(
           { pool: ctx.pool, hot, live, now: () => ctx.clock.now() },
           {

@@ -1,23 +1,21 @@
 /**
- * Reading and cancelling orders (spec "Orders: read and cancel"; docs/orders.md "Reads"): the list,
- * the working (resting) orders, one order's resolution, and the cancel of a resting order. An
- * order that is missing and one that is another account's answer the same 404 not_found.
+ * Reading orders (spec "Orders: read and cancel"; docs/orders.md "Reads"): the list, the working
+ * (resting) orders, one order's resolution (the cancel is ./cancel.ts). An order that is missing and
+ * one that is another account's answer the same 404 not_found.
  */
 import type { FastifyInstance } from 'fastify';
 import { Type, type Static } from 'typebox';
-import { ORDER_RESULTS, ORDER_STATUSES, orderUpdateEvent, resolutionOf } from '../../../src/domain/router-orders.js';
+import { ORDER_RESULTS, ORDER_STATUSES, resolutionOf } from '../../../src/domain/router-orders.js';
 import { ApiError } from '../../../src/errors.js';
-import { cancelResting, getOrder, listOrders, restingOrders } from '../../../src/store/pg/orders.js';
-import { enqueueAccountEvent } from '../../../src/store/pg/outbox.js';
-import { inTransaction } from '../../../src/store/pg/pool.js';
+import { getOrder, listOrders, restingOrders } from '../../../src/store/pg/orders.js';
 import type { AppContext } from '../context.js';
-import { ACCOUNT_READ, ACCOUNT_WRITE, actingAccount } from '../account/acting.js';
-import { readErrors, writeErrors } from '../account/shapes.js';
+import { ACCOUNT_READ, actingAccount } from '../account/acting.js';
+import { readErrors } from '../account/shapes.js';
 import { Ok, OkPage } from '../openapi/responses.js';
 import { page } from '../paging.js';
 import { sendEnvelope } from '../reply.js';
 import { CommaList, Cursor, Id, IsoTime, Limit, splitList } from '../schemas.js';
-import { CancelResult, OrderResolution, RestingOrders, RouterOrder } from './shapes.js';
+import { OrderResolution, RestingOrders, RouterOrder } from './shapes.js';
 
 export const orderNotFound = (routerOrderId: string) =>
   new ApiError(404, 'not_found', `no order ${JSON.stringify(routerOrderId)} on this account`, { router_order_id: routerOrderId });
@@ -42,7 +40,6 @@ const ListQuery = Type.Object({
 type ListQueryT = Static<typeof ListQuery>;
 
 const OrderParams = Type.Object({ router_order_id: Id });
-const CancelBody = Type.Object({ router_order_id: Id }, { additionalProperties: false });
 
 export function orderReadRoutes(app: FastifyInstance, ctx: AppContext): void {
   const now = () => ctx.clock.now();
@@ -95,7 +92,7 @@ export function orderReadRoutes(app: FastifyInstance, ctx: AppContext): void {
       schema: {
         tags: ['orders'],
         summary: 'The account’s working (unfilled or partially filled) orders',
-        description: 'Practice orders never rest (they fill at once or not at all): empty until real limit orders exist.',
+        description: 'Real limit orders resting on their venue, unfilled or partially filled; a filled or cancelled order drops off. Practice orders never rest (they fill at once or not at all).',
         operationId: 'listRestingOrders',
         response: { 200: Ok(RestingOrders, 'The working orders, newest first'), ...readErrors() },
       },
@@ -124,39 +121,6 @@ export function orderReadRoutes(app: FastifyInstance, ctx: AppContext): void {
       const order = await getOrder(ctx.pool, account, req.params.router_order_id);
       if (!order) throw orderNotFound(req.params.router_order_id);
       return sendEnvelope(reply, now(), resolutionOf(order));
-    },
-  );
-
-  app.post<{ Body: Static<typeof CancelBody> }>(
-    '/flow/v1/auth/orders/cancel',
-    {
-      schema: {
-        body: CancelBody,
-        tags: ['orders'],
-        summary: 'Cancel a resting order',
-        description: 'Only a resting order can be cancelled (409 order_not_resting otherwise); practice orders never rest. An order working at a venue answers 409 venue_cancel_unavailable in this build (the venue-side cancel is not built yet). No Idempotency-Key: repeating a cancel changes nothing (the order is no longer resting: 409).',
-        operationId: 'cancelOrder',
-        response: { 200: Ok(CancelResult, 'The order is cancelled; its unfilled remainder will never fill'), ...writeErrors({ 404: ['not_found'], 409: ['order_not_resting', 'venue_cancel_unavailable'] }, { idempotencyKey: false }) },
-      },
-      config: ACCOUNT_WRITE,
-    },
-    async (req, reply) => {
-      const account = await actingAccount(req, ctx.pool);
-      const id = req.body.router_order_id;
-      const at = now();
-      const r = await inTransaction(ctx.pool, async (client) => {
-        const c = await cancelResting(client, account, id);
-        if (c.outcome === 'cancelled') await enqueueAccountEvent(client, account, 'orders', orderUpdateEvent(c.order, new Date(at).toISOString()));
-        return c;
-      });
-      if (r.outcome !== 'cancelled') {
-        if (r.outcome === 'not_found') throw orderNotFound(id);
-        if (r.outcome === 'venue_cancel_unavailable') {
-          throw new ApiError(409, 'venue_cancel_unavailable', `order ${JSON.stringify(id)} is working at its venue, and cancelling at the venue is not in this build yet: the order keeps working and can still fill`, { router_order_id: id });
-        }
-        throw new ApiError(409, 'order_not_resting', `order ${JSON.stringify(id)} is not resting: only a working (resting) order can be cancelled`, { router_order_id: id });
-      }
-      return sendEnvelope(reply, at, { router_order_id: r.order.router_order_id, status: 'cancelled', unfilled_notional: r.order.unfilled_notional });
     },
   );
 }

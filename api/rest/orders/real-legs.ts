@@ -3,7 +3,8 @@
  * one transaction: each leg waits on a venue. So:
  *
  * 1. The Idempotency-Key record is claimed and committed `running` under a lease (with the
- *    request-level rule-8 checks in the same transaction: a refused request writes nothing).
+ *    request-level rule-8 checks and the user's trade grants in the same transaction: a refused
+ *    request writes nothing, and its key stays free for the corrected request).
  * 2. Each leg runs the preflight checks (LegChecker: one implementation), then its intent (the
  *    order row, with the client_order_id the venue sees) is committed, its job enqueued on the
  *    venue's execute queue, and the leg's decision awaited (bounded: past it the leg answers
@@ -18,9 +19,10 @@
  * per (account, key, leg), and its client_order_id is derived from them.
  */
 import type { Currency } from '../../../src/domain/account.js';
+import { exposureOf, limitBreach, type AccountPolicy } from '../../../src/domain/execution-limits.js';
 import { envelope } from '../../../src/domain/envelope.js';
 import { microsText, parseMicros } from '../../../src/domain/money.js';
-import { haltedResult, type LegPlan, type LiveBookReader, type PreflightResult } from '../../../src/domain/order-checks.js';
+import { haltedResult, limitRefusal, type LegPlan, type LiveBookReader, type PreflightResult } from '../../../src/domain/order-checks.js';
 import type { ResolvedLeg } from '../../../src/domain/orders.js';
 import { checkFailure, placedResult, sequenceLegs, type BuyResponse, type LegFailure, type LegOutcome, type RouterOrderResult } from '../../../src/domain/router-orders.js';
 import { ApiError } from '../../../src/errors.js';
@@ -33,14 +35,15 @@ import { buyLegOrderOf, ordersOfBuy, OrderDecisions, type BuyLegOrder } from '..
 import { claimLeasedKey, finishLeasedKey, keyInUse, leaseKey, renewKeyLease, settledClaim, type IdempotencyScope, type IdempotentResponse } from '../../../src/store/pg/idempotency.js';
 import { getOpportunity, openOpportunity } from '../../../src/store/pg/opportunities.js';
 import { insertOrder } from '../../../src/store/pg/orders.js';
-import { inTransaction, type Pool } from '../../../src/store/pg/pool.js';
+import { inTransaction, type Pool, type PoolClient } from '../../../src/store/pg/pool.js';
+import { accountPolicy, lockAccountLimits } from '../../../src/store/pg/policy.js';
 import type { Keyspace } from '../../../src/store/redis/client.js';
 import type { HotState } from '../../../src/store/redis/hot.js';
 import { ExecuteProducer } from '../../../pipelines/producers/execute.js';
 import type { BuyBodyT } from './body.js';
 import { LegChecker } from './checks.js';
 import { clientOrderId } from './execution.js';
-import { orderTargets } from './request.js';
+import { checkTradeGrants, orderTargets } from './request.js';
 
 /** How long a runner's lease on its key lasts unless renewed, and how often it renews (a third of it). */
 export const BUY_LEASE_MS = 30_000;
@@ -89,9 +92,10 @@ export class RealBuys {
     const claimed = await inTransaction(pool, async (c) => {
       const claim = await claimLeasedKey(c, q.scope);
       if (claim.outcome === 'fresh') {
-        // Rule 8 with the claim: a refusal rolls back, and nothing is recorded for the key.
+        // Rule 8 and the grants with the claim: a refusal rolls back, and nothing is recorded for the key.
         if (!(await lockAccount(c, q.account))) throw new ApiError(404, 'not_found', 'the acting account does not exist');
         const targets = await orderTargets(c, q.account, q.body, 'USD');
+        await checkTradeGrants(c, q.account, q.legs);
         await leaseKey(c, q.scope, owner, BUY_LEASE_MS);
         return { claim, targets };
       }
@@ -248,6 +252,13 @@ class RealBuyRun {
     return this.await(written.leg);
   }
 
+  /** The account's limits with its exposure, read under the limits lock; null when it has no limits (nothing to lock for). */
+  private async limitsFor(c: PoolClient): Promise<AccountPolicy | null> {
+    if ((await this.checks()).inputs.policy.limits.length === 0) return null;
+    await lockAccountLimits(c, this.q.account);
+    return accountPolicy(c, this.q.account);
+  }
+
   /** The leg's order row as an intent (with the opportunity, opened with the buy's first order), committed before any venue call. */
   private async writeIntent(leg: ResolvedLeg, plan: LegPlan): Promise<{ leg: BuyLegOrder } | { failure: LegFailure }> {
     const { account, scope } = this.q;
@@ -257,6 +268,14 @@ class RealBuyRun {
     const requested = leg.amount !== null ? microsText(parseMicros(String(leg.amount), 'floor').micros) : microsText(plan.amount);
     try {
       const order = await inTransaction(this.d.pool, async (c) => {
+        // The limits once more, under the account's limits lock, against the exposure as committed now
+        // (this request's earlier legs and other buys' intents included): the check and this intent are
+        // one step, so concurrent buys cannot together pass a limit that only one of them fits.
+        const policy = await this.limitsFor(c);
+        if (policy !== null) {
+          const breach = limitBreach(policy.limits, { mode: 'real', partner_id: plan.partner_id, league_id: position.league_id, stake: plan.amount }, exposureOf(policy, plan.partner_id, position.league_id));
+          if (breach) return { breach: limitRefusal(breach, plan.partner_id) };
+        }
         let opportunityId = this.opportunityId;
         if (opportunityId === null) {
           const opened = await openOpportunity(c, { routerAccountId: account, modelId: this.targets.modelId, currency: 'USD' satisfies Currency });
@@ -305,6 +324,7 @@ class RealBuyRun {
         });
         return { opportunityId, order: o };
       });
+      if ('breach' in order && order.breach) return { failure: { status: 'failed', code: 'execution_limit_exceeded', reason: order.breach.reason } };
       if ('refusal' in order) {
         return { failure: { status: 'rejected', code: null, reason: `not placed: the model is ${order.refusal === 'model_archived' ? 'archived' : 'gone'} since this buy began` } };
       }

@@ -3,26 +3,52 @@
  * before anything looks at a venue's book (spec "Orders: place" rules 1 and 8): each leg's order
  * type against its venue's supported_order_types (400 unsupported_order_type; a practice leg takes
  * market orders only), then the model (404 model_not_found, 409 model_archived), then the
- * opportunity (404 opportunity_not_found, 400 currency_mismatch, 400 model_mismatch). A bad one
- * costs no orderbook read and no balance move.
+ * opportunity (404 opportunity_not_found, 400 currency_mismatch, 400 model_mismatch), then the
+ * user's trade grant on every venue a real leg names (403 scope_not_granted). A bad one costs no
+ * orderbook read and no balance move.
  */
 import type { Partner } from '../../../src/domain/catalog.js';
 import type { Opportunity } from '../../../src/domain/models.js';
 import type { Currency } from '../../../src/domain/account.js';
+import { TRADE_GRANT } from '../../../src/domain/execution-limits.js';
 import type { BuyRequest, ResolvedLeg } from '../../../src/domain/orders.js';
 import { ApiError, badRequest } from '../../../src/errors.js';
 import { getModel } from '../../../src/store/pg/models.js';
 import { getOpportunity, modelRefusesOrders } from '../../../src/store/pg/opportunities.js';
+import { venuesWithoutGrant } from '../../../src/store/pg/policy.js';
 import type { Pool, PoolClient } from '../../../src/store/pg/pool.js';
 import { modelError, modelNotFound } from '../account/models.js';
 import { opportunityNotFound } from '../account/opportunities.js';
 
-/** The 400, 404 and 409 codes these checks answer (for the routes' response schemas). */
+/** The 400, 403, 404 and 409 codes these checks answer (for the routes' response schemas). */
 export const ORDER_REQUEST_ERRORS = {
   400: ['unsupported_order_type', 'currency_mismatch', 'model_mismatch'],
+  403: ['scope_not_granted'],
   404: ['model_not_found', 'opportunity_not_found'],
   409: ['model_archived'],
 } as const;
+
+/**
+ * The user's grants (spec "Organization (Connect) endpoints"): every venue a real-money leg names
+ * and the account is connected to must hold trade:execute, whoever acts (a player JWT, the key's
+ * own account, an organization acting for its user: connect:trade overrides nothing). Else 403
+ * scope_not_granted naming the first such venue in leg order (details.partner_id; partner_ids
+ * lists them all), and nothing is placed. A venue without a connection is the leg's own
+ * venue_disabled, not this. Practice legs need no grant: the practice book is no user's venue.
+ */
+export async function checkTradeGrants(db: Pool | PoolClient, routerAccountId: string, legs: readonly ResolvedLeg[]): Promise<void> {
+  const real = legs.filter((l) => l.mode === 'real');
+  const missing = await venuesWithoutGrant(db, routerAccountId, [...new Set(real.map((l) => l.partner_id))], TRADE_GRANT);
+  if (missing.size === 0) return;
+  const refused = real.filter((l) => missing.has(l.partner_id));
+  const first = refused[0]!;
+  throw new ApiError(
+    403,
+    'scope_not_granted',
+    `the user has not granted ${TRADE_GRANT} for ${first.partner_id} (orders[${first.index}]); they change their grants on the hosted connect page (mode manage). Nothing was placed.`,
+    { partner_id: first.partner_id, index: first.index, scope: TRADE_GRANT, partner_ids: [...new Set(refused.map((l) => l.partner_id))] },
+  );
+}
 
 /** 400 unsupported_order_type for the first leg whose venue does not take its order type. */
 export function checkOrderTypes(legs: readonly ResolvedLeg[], partners: ReadonlyMap<string, Partner>): void {

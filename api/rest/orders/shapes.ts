@@ -146,8 +146,11 @@ export const OrderResolution = Type.Object(
 export const CancelResult = Type.Object(
   {
     router_order_id: Type.String(),
-    status: Type.Literal('cancelled'),
-    unfilled_notional: Type.Number({ description: 'the remainder that will now never fill' }),
+    status: Type.Enum(['cancelled', 'pending'], {
+      description:
+        'cancelled: the venue cancelled the remainder (or the order never reached a venue); pending: the venue has not answered within the wait, the cancel is still carried out and its outcome arrives on the orders channel and in GET orders',
+    }),
+    unfilled_notional: Type.Number({ description: 'requested minus booked: the remainder that will never fill (pending: as recorded now)' }),
   },
   { ...closed, $id: 'CancelResult' },
 );

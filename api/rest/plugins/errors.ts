@@ -9,7 +9,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { ApiError } from '../../../src/errors.js';
 import { asStoreUnavailable } from '../../../src/store/unavailable.js';
 
-interface AjvErrorLike {
+export interface AjvErrorLike {
   keyword: string;
   instancePath: string;
   params: Record<string, unknown>;
@@ -17,8 +17,12 @@ interface AjvErrorLike {
 }
 
 function fromValidation(err: FastifyError & { validation: AjvErrorLike[]; validationContext?: string }): ApiError {
-  const where = err.validationContext ?? 'request';
-  const first = err.validation[0]!;
+  return validationError(err.validation, err.validationContext ?? 'request');
+}
+
+/** The 400 of input a schema refused (Ajv's errors), naming the parameter; `where`: querystring, body, arguments (an MCP tool's). */
+export function validationError(errors: readonly AjvErrorLike[], where: string): ApiError {
+  const first = errors[0]!;
   if (first.keyword === 'additionalProperties') {
     const name = String(first.params.additionalProperty);
     const at = first.instancePath ? `${first.instancePath}/${name}` : `/${name}`;

@@ -4,7 +4,12 @@
  *   config: { public: true }            no key needed (health, docs)
  *   config: { entitlements: ['x:y'] }   403 entitlement_required without them
  *   config: { dayExempt: true }         counts against the minute window only (own-account reads)
+ *
+ * The pieces (who the caller is, counting one request, the verdict) are the Gatekeeper's, so a
+ * surface that is not a REST route (the MCP endpoint, api/mcp) authenticates and meters its calls
+ * exactly as a route is gated, without a second copy.
  */
+import type { IncomingHttpHeaders } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { LRUCache } from 'lru-cache';
 import { isWellFormedApiKey } from '../../../src/domain/api-key.js';
@@ -34,37 +39,51 @@ declare module 'fastify' {
 /** The gate as a callback-style hook, for requests no route claims (unknown routes, framework errors). */
 export type GateHook = (request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) => void;
 
-/** Returns the gate of a route with no entitlements, for requests that match no route. */
-export function installGate(app: FastifyInstance, ctx: AppContext, principals: PrincipalCache): GateHook {
-  const views = new WeakMap<PrincipalRecord, Principal>();
+/** What one counted request comes to: the principal when admitted (null when the budget is spent), and the error to answer with, if any. */
+export interface Verdict {
+  principal: Principal | null;
+  error: ApiError | undefined;
+}
+
+/**
+ * Who is calling and whether one more request of theirs may run: the gate's steps, shared by the
+ * REST hook below and the MCP endpoint. Callback-style where the REST hot path uses it.
+ */
+export class Gatekeeper {
+  private readonly views = new WeakMap<PrincipalRecord, Principal>();
   // Hashing the same key on every request is wasted work; keys are few, requests many. Least recently
   // used first out, so a flood of made-up keys costs the valid ones a hash at most, never a wipe.
-  const hashes = new LRUCache<string, string>({ max: 10_000 });
-  app.decorateRequest('principal', null as unknown as Principal);
+  private readonly hashes = new LRUCache<string, string>({ max: 10_000 });
+
+  constructor(
+    private readonly ctx: AppContext,
+    private readonly principals: PrincipalCache,
+  ) {}
 
   /** The key's hash, or null when its checksum is wrong. Only well-formed keys are memoized, so a
    *  key seen before skips both the checksum and the hash. */
-  function keyHash(key: string): string | null {
-    let h = hashes.get(key);
+  private keyHash(key: string): string | null {
+    let h = this.hashes.get(key);
     if (!h) {
       if (!isWellFormedApiKey(key)) return null;
       h = sha256Hex(key);
-      hashes.set(key, h);
+      this.hashes.set(key, h);
     }
     return h;
   }
 
-  function credentials(request: FastifyRequest): Credential {
-    const key = request.headers['x-api-key'];
+  /** The request's credential; throws 401 when there is none or it cannot be one. */
+  credentials(headers: IncomingHttpHeaders): Credential {
+    const key = headers['x-api-key'];
     if (typeof key === 'string' && key.length > 0) {
       // The checksum refuses a mistyped or made-up key before any store is asked.
-      const id = keyHash(key);
+      const id = this.keyHash(key);
       if (id === null) throw unauthorized('API key is not valid: check that it was copied whole');
       return { kind: 'key', id };
     }
-    const auth = request.headers.authorization;
+    const auth = headers.authorization;
     if (typeof auth === 'string' && auth.startsWith('Bearer ')) {
-      const v = verifyPlayerJwt(ctx.config.jwtSecret, auth.slice(7).trim(), ctx.clock.now());
+      const v = verifyPlayerJwt(this.ctx.config.jwtSecret, auth.slice(7).trim(), this.ctx.clock.now());
       if (!v.ok) throw unauthorized(`player token rejected: ${v.reason}`);
       // The claim is looked up in PostgreSQL: a NUL byte or a huge value must not get that far.
       if (!isSafeId(v.claims.sub)) throw unauthorized('player token names no account');
@@ -72,6 +91,90 @@ export function installGate(app: FastifyInstance, ctx: AppContext, principals: P
     }
     throw unauthorized('send an API key in the X-API-Key header, or a player JWT as Authorization: Bearer <token>');
   }
+
+  /** The credential's principal record: at once when this process holds it, else from the stores. */
+  resolve(cred: Credential, cb: (err: Error | undefined, rec?: PrincipalRecord) => void): void {
+    const cached = this.principals.peek(cred);
+    if (cached !== undefined) this.deliver(cred, cached, cb);
+    else this.principals.resolve(cred).then((rec) => this.deliver(cred, rec, cb), (err: unknown) => cb(unavailableOr(err)));
+  }
+
+  private deliver(cred: Credential, rec: Resolved, cb: (err: Error | undefined, rec?: PrincipalRecord) => void): void {
+    if (!isInvalid(rec)) return cb(undefined, rec);
+    cb(unauthorized(cred.kind === 'acct' ? 'player token names no account' : rec.invalid === 'revoked' ? 'this API key was revoked; create a new one' : 'API key is not valid'));
+  }
+
+  /**
+   * Counts one request of `rec` against its workspace's windows (the minute one only when dayExempt).
+   * The callback gets the gate's raw error: map it with unavailableOr (one closure per request, not two).
+   */
+  count(rec: PrincipalRecord, dayExempt: boolean, cb: (err: unknown, outcome?: GateOutcome) => void): void {
+    this.ctx.gate.check(rec, this.ctx.clock.now(), dayExempt, cb);
+  }
+
+  /** The counted request's verdict: 429 when a window is spent, 403 entitlement_required when the key lacks `required`. */
+  judge(rec: PrincipalRecord, outcome: GateOutcome, required: readonly string[]): Verdict {
+    if (outcome.kind !== 'allowed') {
+      const window = outcome.kind === 'minute_exceeded' ? 'minute' : 'day';
+      const wait = retryAfterSeconds(window === 'minute' ? outcome.windows.minuteTtlMs : outcome.windows.dayTtlMs);
+      return {
+        principal: null,
+        error: new ApiError(429, 'rate_limit_exceeded', `the workspace's ${window} budget is spent; retry after ${wait} s`, { retry_after_seconds: wait, window }, { 'retry-after': String(wait) }),
+      };
+    }
+    const principal = this.principal(rec);
+    return { principal, error: this.entitlementError(principal, required) };
+  }
+
+  /** 403 entitlement_required naming what the principal lacks of `required`, or undefined. */
+  entitlementError(principal: Principal, required: readonly string[]): ApiError | undefined {
+    if (required.length === 0) return undefined;
+    const missing = missingEntitlements(principal.entitlements, required);
+    return missing.length > 0 ? entitlementRequired(missing) : undefined;
+  }
+
+  principal(rec: PrincipalRecord): Principal {
+    let principal = this.views.get(rec);
+    if (!principal) {
+      principal = principalFromRecord(rec);
+      this.views.set(rec, principal);
+    }
+    return principal;
+  }
+
+  /** The caller's record, counting nothing (the MCP endpoint's initialize and tools/list are free). */
+  authenticate(headers: IncomingHttpHeaders): Promise<PrincipalRecord> {
+    return new Promise((resolve, reject) => {
+      let cred: Credential;
+      try {
+        cred = this.credentials(headers);
+      } catch (err) {
+        reject(err as Error);
+        return;
+      }
+      this.resolve(cred, (err, rec) => (err ? reject(err) : resolve(rec!)));
+    });
+  }
+
+  /** Counts one call as one request and judges it, as the REST gate does a route's request. */
+  admit(rec: PrincipalRecord, dayExempt: boolean, required: readonly string[]): Promise<Verdict & { outcome: GateOutcome }> {
+    return new Promise((resolve, reject) => {
+      this.count(rec, dayExempt, (err, outcome) => {
+        if (err) reject(unavailableOr(err));
+        else resolve({ ...this.judge(rec, outcome!, required), outcome: outcome! });
+      });
+    });
+  }
+}
+
+/** A store out of reach (Redis, or PostgreSQL for an uncached key) is the service's state, not a bug: 503 and when to retry. */
+export function unavailableOr(err: unknown): Error {
+  return asStoreUnavailable(err, 'authentication and rate limiting') ?? (err as Error);
+}
+
+/** The gate of every protected route; returns the gate of a route with no entitlements, for requests that match no route. */
+export function installGate(app: FastifyInstance, keeper: Gatekeeper): GateHook {
+  app.decorateRequest('principal', null as unknown as Principal);
 
   function setHeaders(reply: FastifyReply, r: PrincipalRecord, o: GateOutcome): void {
     reply.headers({
@@ -103,69 +206,25 @@ export function installGate(app: FastifyInstance, ctx: AppContext, principals: P
   function gateRequest(request: FastifyRequest, reply: FastifyReply, dayExempt: boolean, required: readonly string[], done: (err?: Error) => void): void {
     let cred: Credential;
     try {
-      cred = credentials(request);
+      cred = keeper.credentials(request.headers);
     } catch (err) {
       done(err as Error);
       return;
     }
-    const cached = principals.peek(cred);
-    if (cached !== undefined) admit(request, reply, cred, cached, dayExempt, required, done);
-    else principals.resolve(cred).then((rec) => admit(request, reply, cred, rec, dayExempt, required, done), (err: unknown) => done(unavailableOr(err)));
-  }
-
-  /** A store out of reach (Redis, or PostgreSQL for an uncached key) is the service's state, not a bug: 503 and when to retry. */
-  function unavailableOr(err: unknown): Error {
-    return asStoreUnavailable(err, 'authentication and rate limiting') ?? (err as Error);
-  }
-
-  function admit(request: FastifyRequest, reply: FastifyReply, cred: Credential, rec: Resolved, dayExempt: boolean, required: readonly string[], done: (err?: Error) => void): void {
-    if (isInvalid(rec)) {
-      done(
-        unauthorized(
-          cred.kind === 'acct'
-            ? 'player token names no account'
-            : rec.invalid === 'revoked'
-              ? 'this API key was revoked; create a new one'
-              : 'API key is not valid',
-        ),
-      );
-      return;
-    }
-    ctx.gate.check(rec, ctx.clock.now(), dayExempt, (err, outcome) => {
-      if (err) return done(unavailableOr(err));
-      try {
-        done(verdict(request, reply, rec, outcome!, required));
-      } catch (thrown) {
-        done(thrown as Error);
-      }
+    keeper.resolve(cred, (err, rec) => {
+      if (err) return done(err);
+      keeper.count(rec!, dayExempt, (err2, outcome) => {
+        if (err2) return done(unavailableOr(err2));
+        try {
+          setHeaders(reply, rec!, outcome!);
+          const v = keeper.judge(rec!, outcome!, required);
+          if (v.principal) request.principal = v.principal;
+          done(v.error);
+        } catch (thrown) {
+          done(thrown as Error);
+        }
+      });
     });
-  }
-
-  /** Sets the rate-limit headers and the principal; the error to answer with, if any. */
-  function verdict(request: FastifyRequest, reply: FastifyReply, rec: PrincipalRecord, outcome: GateOutcome, required: readonly string[]): Error | undefined {
-    setHeaders(reply, rec, outcome);
-    if (outcome.kind !== 'allowed') {
-      const window = outcome.kind === 'minute_exceeded' ? 'minute' : 'day';
-      const wait = retryAfterSeconds(window === 'minute' ? outcome.windows.minuteTtlMs : outcome.windows.dayTtlMs);
-      return new ApiError(
-        429,
-        'rate_limit_exceeded',
-        `the workspace's ${window} budget is spent; retry after ${wait} s`,
-        { retry_after_seconds: wait, window },
-        { 'retry-after': String(wait) },
-      );
-    }
-    let principal = views.get(rec);
-    if (!principal) {
-      principal = principalFromRecord(rec);
-      views.set(rec, principal);
-    }
-    request.principal = principal;
-    if (required.length > 0) {
-      const missing = missingEntitlements(principal.entitlements, required);
-      if (missing.length > 0) return entitlementRequired(missing);
-    }
-    return undefined;
   }
   return unrouted;
 }

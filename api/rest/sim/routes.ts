@@ -8,12 +8,23 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type, type Static, type TSchema } from 'typebox';
 import { ApiError, StoreUnavailable } from '../../../src/errors.js';
 import { VenueError } from '../../../src/venues/errors.js';
+import { LIMIT_TYPES, MAX_LIMITS, parseLimits, limitToWire, USER_GRANTS, type UserGrant } from '../../../src/domain/execution-limits.js';
+import { getLeague, listPartners } from '../../../src/store/pg/catalog.js';
 import { accountExists, recordConnection } from '../../../src/store/pg/partners.js';
+import { replaceLimits } from '../../../src/store/pg/policy.js';
 import type { Pool } from '../../../src/store/pg/pool.js';
-import { SIM_PERSONALITIES, type SimAccountConnection as SimAccountConnectionT, type SimMarket, type SimPartnerId } from '../../../src/venues/sim/index.js';
+import {
+  SIM_PERSONALITIES,
+  SIM_SITUATIONS,
+  SITUATION_CONFLICTS,
+  type SimAccountConnection as SimAccountConnectionT,
+  type SimMarket,
+  type SimPartnerId,
+  type SituationResult,
+} from '../../../src/venues/sim/index.js';
 import type { AppContext } from '../context.js';
 import { Errors, Ok } from '../openapi/responses.js';
-import { GameState, Nullable, PriceLevel, SimAccountConnection, SimMarketState } from '../openapi/shapes.js';
+import { GameState, Nullable, PriceLevel, SimConnectResult, SimMarketState, SimPolicy, SimSituationResult, simSituationToWire } from '../openapi/shapes.js';
 import { sendEnvelope } from '../reply.js';
 import { Id, IdRecord, IsoTime, PositionHash, Quantity, Text, UnixMs } from '../schemas.js';
 
@@ -44,19 +55,32 @@ function toApiError(err: unknown): never {
   throw err;
 }
 
+/**
+ * A situation the simulator cannot lay where it was asked (the venue prints no trades, the position
+ * has no book there, no room for the move) is 409 with the simulator's code; the body's own
+ * refusals are 400 unknown_parameter / invalid_parameter; the rest as every other sim route.
+ */
+function toSituationError(err: unknown): never {
+  if (err instanceof VenueError) {
+    if (err.code === 'unknown_parameter' || err.code === 'invalid_parameter') throw new ApiError(400, err.code, err.message, err.details ?? undefined);
+    if ((SITUATION_CONFLICTS as readonly string[]).includes(err.code)) throw new ApiError(409, err.code, err.message, err.details ?? undefined);
+  }
+  toApiError(err);
+}
+
 const Price = Type.Number({ exclusiveMinimum: 0, exclusiveMaximum: 1 });
 const Level = Type.Object({ price: Price, available: Quantity() }, { additionalProperties: false });
 const closed = { additionalProperties: false } as const;
 
 /** The operator answers: the envelope, a wrong token, and for a change the simulator's own refusals. */
-const simResponses = (ok: TSchema, change: boolean) => ({
+const simResponses = (ok: TSchema, change: boolean, refused = 'The request or its values are refused; the code names why', conflict = 'The contest is already settled') => ({
   200: Ok(ok, 'Done'),
   401: Errors.unauthorized,
   ...(change
     ? {
-        400: Errors.operator('The request or its values are refused; the code names why'),
+        400: Errors.operator(refused),
         404: Errors.operator('An unknown venue, position, contest or account'),
-        409: Errors.operator('The contest is already settled'),
+        409: Errors.operator(conflict),
         503: Errors.serviceUnavailable,
       }
     : {}),
@@ -67,11 +91,11 @@ const simResponses = (ok: TSchema, change: boolean) => ({
  * connection with its credential status, and the venue's balance read at once as its snapshot
  * (the simulator keeps its own state; this is the service's record of it).
  */
-async function recordSimConnection(pool: Pool, market: SimMarket, conn: SimAccountConnectionT, nowMs: number): Promise<void> {
+async function recordSimConnection(pool: Pool, market: SimMarket, conn: SimAccountConnectionT, scopes: readonly UserGrant[] | undefined, nowMs: number): Promise<UserGrant[]> {
   const partnerId = conn.partner_id as SimPartnerId;
   const reportsBalance = SIM_PERSONALITIES[partnerId].capabilities.balance;
   const wire = market.balance(partnerId, conn.router_account_id);
-  await recordConnection(
+  const recorded = await recordConnection(
     pool,
     {
       routerAccountId: conn.router_account_id,
@@ -79,10 +103,16 @@ async function recordSimConnection(pool: Pool, market: SimMarket, conn: SimAccou
       credentialStatus: conn.credential_status,
       reportsBalance,
       snapshot: wire ? { balance: wire.available_usd, held: wire.held_usd, ts_event: wire.ts } : null,
+      // In the grants' own order, whatever order they were sent in.
+      scopes: scopes === undefined ? undefined : USER_GRANTS.filter((g) => scopes.includes(g)),
     },
     nowMs,
   );
+  return recorded.scopes;
 }
+
+const accountNotFound = (account: string, what: string) =>
+  new ApiError(404, 'account_not_found', `no account ${JSON.stringify(account)}: ${what} an account a key or an organization created`, { router_account_id: account });
 
 export function simRoutes(sim: SimControl) {
   return (app: FastifyInstance, ctx: AppContext): void => {
@@ -94,7 +124,8 @@ export function simRoutes(sim: SimControl) {
       }
     }
     const now = () => ctx.clock.now();
-    const opts = (summary: string, body: unknown, doc: { operationId: string; ok: TSchema }, params?: unknown) => ({
+    /** `doc.refused`, `doc.conflict`: the route's own description of its 400 and 409. */
+    const opts = (summary: string, body: unknown, doc: { operationId: string; ok: TSchema; refused?: string; conflict?: string }, params?: unknown) => ({
       schema: {
         tags: ['simulator'],
         summary,
@@ -102,7 +133,7 @@ export function simRoutes(sim: SimControl) {
         ...(params ? { params } : {}),
         operationId: doc.operationId,
         security: [{ adminToken: [] }],
-        response: simResponses(doc.ok, body !== undefined),
+        response: simResponses(doc.ok, body !== undefined, doc.refused, doc.conflict),
       },
       config: { public: true },
       onRequest: async (req: FastifyRequest) => admin(req),
@@ -168,6 +199,44 @@ export function simRoutes(sim: SimControl) {
       }
     });
 
+    const Fraction = (hi: number, description: string) => Type.Number({ exclusiveMinimum: 0, maximum: hi, description });
+    const Situation = Type.Object(
+      {
+        type: Type.Enum([...SIM_SITUATIONS], { description: 'the signal type to produce' }),
+        partner_id: Type.Optional(Id),
+        position_hash: Type.Optional(PositionHash),
+        edge: Type.Optional(Fraction(0.2, 'arbitrage: how far under 1.0 the pair sums (default 0.03)')),
+        move: Type.Optional(Fraction(0.5, 'price_move: the move in price points (default 0.1)')),
+        direction: Type.Optional(Type.Enum(['up', 'down', 'buy', 'sell'], { description: 'price_move: up or down; whale_trade, block_trade, flow_imbalance: the aggressor, buy or sell' })),
+        notional_usd: Type.Optional(Type.Number({ exclusiveMinimum: 0, maximum: 10_000_000, description: 'USD of the situation’s prints together (baseline excluded)' })),
+        prints: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, description: 'flow_imbalance, volume_spike, trade_burst: how many prints' })),
+        through: Type.Optional(Fraction(0.5, 'trade_through: how far above the best ask the buy prints (default 0.04)')),
+        window_ms: Type.Optional(Type.Integer({ minimum: 1, maximum: 60_000, description: 'trade_burst: the window its prints fall in (default 5000)' })),
+        with_baseline: Type.Optional(Type.Boolean({ description: 'whale_trade, volume_spike: lay down the baseline prints first (default true)' })),
+      },
+      { additionalProperties: false },
+    );
+    app.post<{ Body: Static<typeof Situation> }>(
+      '/sim/v1/situations',
+      opts('Make a market situation (a signal type) happen now, exactly', Situation, {
+        operationId: 'simForceSituation',
+        ok: SimSituationResult,
+        refused: 'The body is refused: unknown_parameter (a field the type does not take), invalid_parameter',
+        conflict: `The venue or position cannot carry it now: ${SITUATION_CONFLICTS.join(', ')}`,
+      }),
+      async (req, reply) => {
+        let result: SituationResult;
+        try {
+          result = sim.market.forceSituation(req.body);
+        } catch (err) {
+          toSituationError(err);
+        }
+        // Polled venues are read at once, as after POST /sim/v1/quotes.
+        for (const partnerId of new Set((result.details.quotes ?? []).map((q) => q.partner_id))) await sim.refresh(partnerId);
+        return sendEnvelope(reply, now(), simSituationToWire(result));
+      },
+    );
+
     const ContestParams = Type.Object({ id: Id });
     app.post<{ Params: Static<typeof ContestParams>; Body: Record<string, unknown> }>(
       '/sim/v1/contests/:id/state',
@@ -221,26 +290,76 @@ export function simRoutes(sim: SimControl) {
         partner_id: Id,
         balance: Quantity(),
         credential_status: Type.Optional(Type.Union([Type.Literal('pending'), Type.Literal('connected'), Type.Literal('failed')])),
+        scopes: Type.Optional(
+          Type.Array(Type.Enum([...USER_GRANTS]), {
+            maxItems: USER_GRANTS.length,
+            uniqueItems: true,
+            description: 'the grants the user gives on this venue; omitted: a new connection gets them all, a reconnected one keeps its own',
+          }),
+        ),
       },
       { additionalProperties: false },
     );
     app.post<{ Params: Static<typeof AccountParams>; Body: Static<typeof Connect> }>(
       '/sim/v1/accounts/:router_account_id/connect',
-      opts('Connect a sim venue to an account with a venue balance', Connect, { operationId: 'simConnectAccount', ok: SimAccountConnection }, AccountParams),
+      opts('Connect a sim venue to an account with a venue balance and the user’s grants', Connect, { operationId: 'simConnectAccount', ok: SimConnectResult }, AccountParams),
       async (req, reply) => {
         const account = req.params.router_account_id;
         // Checked before the simulator changes: a connection to no account would be recorded nowhere.
-        if (!(await accountExists(ctx.pool, account))) {
-          throw new ApiError(404, 'account_not_found', `no account ${JSON.stringify(account)}: connect venues to an account a key or an organization created`, { router_account_id: account });
-        }
+        if (!(await accountExists(ctx.pool, account))) throw accountNotFound(account, 'connect venues to');
+        const { partner_id, balance, credential_status } = req.body;
         let conn: SimAccountConnectionT;
         try {
-          conn = sim.market.connectAccount(account, req.body);
+          conn = sim.market.connectAccount(account, { partner_id, balance, ...(credential_status ? { credential_status } : {}) });
         } catch (err) {
           toApiError(err);
         }
-        await recordSimConnection(ctx.pool, sim.market, conn, now());
-        return sendEnvelope(reply, now(), conn);
+        // The grants are between the user and the service (the hosted flow records them), not the venue's.
+        const scopes = await recordSimConnection(ctx.pool, sim.market, conn, req.body.scopes, now());
+        return sendEnvelope(reply, now(), { ...conn, scopes });
+      },
+    );
+
+    const Limit = Type.Object(
+      {
+        type: Text({ minLength: 1, maxLength: 64, description: LIMIT_TYPES.join(', ') }),
+        params: Type.Optional(
+          Type.Object(
+            {
+              amount: Type.Optional(Quantity({ exclusiveMinimum: 0, description: 'USD, at most 6 decimals' })),
+              partner_id: Type.Optional(Id),
+              league_id: Type.Optional(Id),
+            },
+            { additionalProperties: false },
+          ),
+        ),
+      },
+      { additionalProperties: false },
+    );
+    const Policy = Type.Object({ limits: Type.Array(Limit, { maxItems: MAX_LIMITS }) }, { additionalProperties: false });
+    app.post<{ Params: Static<typeof AccountParams>; Body: Static<typeof Policy> }>(
+      '/sim/v1/accounts/:router_account_id/policy',
+      opts(
+        'Replace an account’s execution limits, as the hosted page in manage mode would',
+        Policy,
+        { operationId: 'simSetPolicy', ok: SimPolicy, refused: 'The limits are refused: unknown_limit_type, invalid_limit_params, duplicate_limit, or the body’s own (unknown_parameter, invalid_parameter)' },
+        AccountParams,
+      ),
+      async (req, reply) => {
+        const account = req.params.router_account_id;
+        const partners = new Map((await listPartners(ctx.pool)).map((p) => [p.partner_id, p]));
+        const leagueIds = [...new Set(req.body.limits.flatMap((l) => (l.params?.league_id !== undefined ? [l.params.league_id] : [])))];
+        const leagues = new Set((await Promise.all(leagueIds.map((id) => getLeague(ctx.pool, id)))).flatMap((l) => (l ? [l.id] : [])));
+        const parsed = parseLimits(req.body.limits, {
+          venue: (id) => {
+            const p = partners.get(id);
+            return p === undefined ? null : p.internal_book ? 'internal' : 'real';
+          },
+          league: (id) => leagues.has(id),
+        });
+        if ('refusal' in parsed) throw new ApiError(400, parsed.refusal.code, parsed.refusal.message, parsed.refusal.details);
+        if (!(await replaceLimits(ctx.pool, account, parsed.limits))) throw accountNotFound(account, 'set limits on');
+        return sendEnvelope(reply, now(), { router_account_id: account, limits: parsed.limits.map(limitToWire) });
       },
     );
 

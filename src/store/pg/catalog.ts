@@ -221,9 +221,14 @@ export async function partnerNames(pool: Pool): Promise<Map<string, string>> {
   return new Map(rows.map((r) => [r.partner_id, r.name]));
 }
 
-export async function contestLeague(pool: Pool, contestId: string): Promise<string | null> {
-  const { rows } = await pool.query<{ league_id: string }>('SELECT league_id FROM contests WHERE id = $1', [contestId]);
-  return rows[0]?.league_id ?? null;
+/** What the computation of a contest names it by: its league, its label (title) and scheduled start (ms); null when unknown. */
+export async function contestFacts(pool: Pool, contestId: string): Promise<{ league_id: string; label: string; starts_at_ms: number } | null> {
+  const { rows } = await pool.query<{ league_id: string; label: string; starts_at_ms: string }>(
+    'SELECT league_id, title AS label, (extract(epoch FROM starts_at) * 1000)::bigint::text AS starts_at_ms FROM contests WHERE id = $1',
+    [contestId],
+  );
+  const r = rows[0];
+  return r ? { league_id: r.league_id, label: r.label, starts_at_ms: Number(r.starts_at_ms) } : null;
 }
 
 /** Marks a finished contest closed (no longer in the default `open` list). Returns whether it changed. */
@@ -242,18 +247,18 @@ export async function routingMaps(pool: Pool): Promise<{ leagueOf: Map<string, s
 }
 
 /**
- * The catalog's positions among `hashes`: their contest, title, and whether the contest is open
+ * The catalog's positions among `hashes`: their contest and its league, title, and whether the contest is open
  * (takes orders). Unknown hashes are absent.
  */
-export async function positionsByHash(db: Pool | PoolClient, hashes: readonly string[]): Promise<Map<string, { contest_id: string; title: string; open: boolean }>> {
+export async function positionsByHash(db: Pool | PoolClient, hashes: readonly string[]): Promise<Map<string, { contest_id: string; league_id: string; title: string; open: boolean }>> {
   if (hashes.length === 0) return new Map();
-  const { rows } = await db.query<{ position_hash: string; contest_id: string; title: string; open: boolean }>(
-    `SELECT p.position_hash, p.contest_id, p.definition->>'title' AS title, c.status = 'open' AS open
+  const { rows } = await db.query<{ position_hash: string; contest_id: string; league_id: string; title: string; open: boolean }>(
+    `SELECT p.position_hash, p.contest_id, c.league_id, p.definition->>'title' AS title, c.status = 'open' AS open
        FROM positions p JOIN contests c ON c.id = p.contest_id
       WHERE p.position_hash = ANY($1::text[])`,
     [hashes],
   );
-  return new Map(rows.map((r) => [r.position_hash, { contest_id: r.contest_id, title: r.title, open: r.open }]));
+  return new Map(rows.map((r) => [r.position_hash, { contest_id: r.contest_id, league_id: r.league_id, title: r.title, open: r.open }]));
 }
 
 /** The venues that are internal books (the practice book): never a source of a live price. */

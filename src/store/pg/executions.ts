@@ -16,6 +16,7 @@ import type { LegRejectCode, OrderType } from '../../domain/orders.js';
 import { orderUpdateEvent, type RouterOrder } from '../../domain/router-orders.js';
 import type { BalanceUpdateEvent } from '../../domain/account.js';
 import type { Logger } from '../../log.js';
+import { requestLiquidityRefresh } from './liquidity-refresh.js';
 import { listen, type Listening } from './listen.js';
 import { SELECT_ORDERS, toOrder, type OrderRow } from './orders.js';
 import { enqueueAccountEvent } from './outbox.js';
@@ -97,7 +98,8 @@ export async function markSent(db: Queryable, routerOrderId: string): Promise<vo
  *   the booking shows it; a failed leg writes none;
  * - with a hold, the connection's balance_version + 1 and a balance.update (cause order_hold) when
  *   the connection has a balance figure (a venue that reports none has no expected figure to send);
- * - order.update on the orders channel; NOTIFY order_decided.
+ * - order.update on the orders channel; NOTIFY order_decided;
+ * - when something filled, a liquidity refresh of the order's contest (liquidity-refresh.ts).
  *
  * Returns the order, or null when it was decided already (by an earlier attempt).
  */
@@ -105,7 +107,7 @@ export async function recordDecision(client: PoolClient, routerOrderId: string, 
   const timestamp = new Date(nowMs).toISOString();
   await client.query('BEGIN');
   try {
-    const updated = await client.query<{ router_account_id: string; partner_id: string; hold: string | null }>(
+    const updated = await client.query<{ router_account_id: string; partner_id: string; contest_id: string; hold: string | null }>(
       `WITH u AS (
          SELECT router_order_id,
                 greatest(0, CASE WHEN requested_amount IS NOT NULL THEN requested_amount - $6::numeric
@@ -120,7 +122,7 @@ export async function recordDecision(client: PoolClient, routerOrderId: string, 
               rejected_code = $10, rejected_reason = $11
          FROM u
         WHERE o.router_order_id = u.router_order_id AND o.exec_state <> 'decided'
-       RETURNING o.router_account_id, o.partner_id,
+       RETURNING o.router_account_id, o.partner_id, o.contest_id,
                  (CASE $12::text
                     WHEN 'booked' THEN $6::numeric + $9::numeric
                     WHEN 'booked_and_resting' THEN $6::numeric + $9::numeric + round($13::numeric * coalesce($14::numeric, o.limit_price), 6)
@@ -156,8 +158,10 @@ export async function recordDecision(client: PoolClient, routerOrderId: string, 
            FROM account_partners ap WHERE ap.router_account_id = $1 AND ap.partner_id = $2`,
         [account, partner, row.hold, routerOrderId, d.at_ms],
       );
-      if (held.rowCount === 1) await balanceEvent(client, account, partner, routerOrderId, timestamp);
+      if (held.rowCount === 1) await balanceEvent(client, account, partner, routerOrderId, timestamp, 'order_hold');
     }
+    // Something filled at once: the venue's book changed before any quote says so.
+    if (d.filled_shares !== '0') await requestLiquidityRefresh(client, row.contest_id);
     const order = (await client.query<OrderRow>(`${SELECT_ORDERS('orders')} WHERE o.router_order_id = $1`, [routerOrderId])).rows[0]!;
     const decided = toOrder(order);
     await enqueueAccountEvent(client, account, 'orders', orderUpdateEvent(decided, timestamp));
@@ -170,8 +174,11 @@ export async function recordDecision(client: PoolClient, routerOrderId: string, 
   }
 }
 
-/** The connection's balance_version + 1 and its balance.update (cause order_hold), when it has a figure. */
-async function balanceEvent(client: PoolClient, account: string, partner: string, routerOrderId: string, timestamp: string): Promise<void> {
+/**
+ * The connection's balance_version + 1 and its balance.update, when it has a figure: cause
+ * order_hold for funds an order holds (more), release for funds it gives back.
+ */
+export async function balanceEvent(client: PoolClient, account: string, partner: string, routerOrderId: string, timestamp: string, cause: 'order_hold' | 'release'): Promise<void> {
   const { rows } = await client.query<{ account_partner_id: string; balance_version: number; balance: string; expected: string; pending: string; balance_as_of: string }>(
     `UPDATE account_partners ap SET balance_version = ap.balance_version + 1, updated_at = now()
       WHERE ap.router_account_id = $1 AND ap.partner_id = $2 AND ap.balance_source IS NOT NULL AND ap.balance IS NOT NULL
@@ -191,7 +198,7 @@ async function balanceEvent(client: PoolClient, account: string, partner: string
     pending: Number(r.pending),
     balance_version: r.balance_version,
     balance_as_of: r.balance_as_of,
-    cause: 'order_hold',
+    cause,
     router_order_id: routerOrderId,
     timestamp,
   };
@@ -248,12 +255,19 @@ async function decidedAmong(db: Queryable, ids: readonly string[]): Promise<stri
   return rows.map((r) => r.id);
 }
 
+/** Something an order waits for: the NOTIFY that announces it, and which orders have it (the poll behind the NOTIFY). */
+export interface OrderSignal {
+  channel: string;
+  done(db: Queryable, ids: readonly string[]): Promise<string[]>;
+}
+
 /**
- * Waits for orders to be decided, by whichever execute worker decides them: woken by the NOTIFY
- * of the deciding transaction (one LISTEN session per process, opened on first use), with a poll
- * as the fallback for a notification lost while the session was down.
+ * Waits for orders to reach a state (a decision; a venue-side cancel finished), whichever process
+ * gets them there: woken by the NOTIFY of that process's transaction (one LISTEN session per
+ * waiter, opened on first use), with a poll as the fallback for a notification lost while the
+ * session was down.
  */
-export class OrderDecisions {
+export class OrderWaits {
   private readonly waiters = new Map<string, Set<(decided: boolean) => void>>();
   private session: Listening | null = null;
   private poll: NodeJS.Timeout | null = null;
@@ -262,13 +276,14 @@ export class OrderDecisions {
   constructor(
     private readonly pool: Pool,
     private readonly databaseUrl: string,
+    private readonly signal: OrderSignal,
     private readonly opts: { pollMs?: number; log?: Pick<Logger, 'warn'> } = {},
   ) {}
 
-  /** Resolves true once the order is decided, false when `timeoutMs` passes first. */
+  /** Resolves true once the order has the state, false when `timeoutMs` passes first. */
   wait(routerOrderId: string, timeoutMs: number): Promise<boolean> {
     if (this.closed) return Promise.resolve(false);
-    this.session ??= listen(this.databaseUrl, ORDER_DECIDED_NOTIFY, (id) => (id === undefined ? void this.check() : this.wake(id)), { log: this.opts.log });
+    this.session ??= listen(this.databaseUrl, this.signal.channel, (id) => (id === undefined ? void this.check() : this.wake(id)), { log: this.opts.log });
     return new Promise<boolean>((resolve) => {
       let set = this.waiters.get(routerOrderId);
       if (!set) this.waiters.set(routerOrderId, (set = new Set()));
@@ -297,9 +312,9 @@ export class OrderDecisions {
 
   private async check(ids: readonly string[] = [...this.waiters.keys()]): Promise<void> {
     try {
-      for (const id of await decidedAmong(this.pool, ids)) this.wake(id);
+      for (const id of await this.signal.done(this.pool, ids)) this.wake(id);
     } catch (err) {
-      this.opts.log?.warn({ err }, 'reading order decisions failed; the next poll retries');
+      this.opts.log?.warn({ err, channel: this.signal.channel }, 'reading the state of awaited orders failed; the next poll retries');
     }
   }
 
@@ -311,5 +326,12 @@ export class OrderDecisions {
     this.poll = null;
     await this.session?.close();
     this.session = null;
+  }
+}
+
+/** Waits for real-money legs to be decided (the buy's wait). */
+export class OrderDecisions extends OrderWaits {
+  constructor(pool: Pool, databaseUrl: string, opts: { pollMs?: number; log?: Pick<Logger, 'warn'> } = {}) {
+    super(pool, databaseUrl, { channel: ORDER_DECIDED_NOTIFY, done: decidedAmong }, opts);
   }
 }

@@ -558,4 +558,198 @@ RETURNS void LANGUAGE sql AS $fn$
 $fn$;
 `,
   },
+  {
+    version: 11,
+    name: 'trade grants per venue connection; execution limits per account',
+    sql: `
+-- The per-user grants of a venue connection (spec "Authentication": balance:read, history:read,
+-- trade:execute), as the hosted flow (or /sim/v1/accounts/:id/connect) leaves them. A real-money
+-- buy on the venue needs trade:execute (else 403 scope_not_granted). Connections made before
+-- grants existed hold all three, as a connection made without naming any does
+-- (USER_GRANTS in src/domain/execution-limits.ts).
+ALTER TABLE account_partners
+  ADD COLUMN scopes text[] NOT NULL DEFAULT ARRAY['balance:read','history:read','trade:execute']
+    CHECK (scopes <@ ARRAY['balance:read','history:read','trade:execute']);
+
+-- The account's execution-limit policy (src/domain/execution-limits.ts, docs/orders.md), replaced
+-- whole by each write; position keeps the order it was given in. Each type carries exactly its params.
+CREATE TABLE execution_limits (
+  router_account_id text NOT NULL REFERENCES accounts(router_account_id),
+  position integer NOT NULL CHECK (position >= 0),
+  type text NOT NULL CHECK (type IN ('max_stake_per_order','max_stake_per_venue','max_stake_per_league','practice_only')),
+  partner_id text,
+  league_id text,
+  amount numeric(24,6) CHECK (amount > 0),
+  PRIMARY KEY (router_account_id, position),
+  CHECK (CASE type
+           WHEN 'max_stake_per_order' THEN amount IS NOT NULL AND partner_id IS NULL AND league_id IS NULL
+           WHEN 'max_stake_per_venue' THEN amount IS NOT NULL AND partner_id IS NOT NULL AND league_id IS NULL
+           WHEN 'max_stake_per_league' THEN amount IS NOT NULL AND league_id IS NOT NULL AND partner_id IS NULL
+           ELSE amount IS NULL AND partner_id IS NULL AND league_id IS NULL
+         END)
+);
+-- No two limits on the same thing.
+CREATE UNIQUE INDEX execution_limits_one_per_target ON execution_limits (router_account_id, type, coalesce(partner_id, ''), coalesce(league_id, ''));
+
+-- The open real-money exposure a per-venue or per-league limit counts (openExposure in
+-- src/store/pg/policy.ts): the account's unsettled real orders.
+CREATE INDEX orders_account_open_real ON orders (router_account_id) WHERE mode = 'real' AND settled_at IS NULL;
+`,
+  },
+  {
+    version: 12,
+    name: 'real-money orders after their decision: later fills, venue-side cancels, liquidity refreshes',
+    sql: `
+-- A resting or pending order learns of its later fills and of its end at the venue (the execute
+-- role's order-update feed, and its reconcile by fetchOrder: src/store/pg/order-updates.ts). An
+-- update lands once: it is applied only while the order is working and when it carries more
+-- filled contracts than recorded, or ends the order.
+-- cancel_requested_at: POST orders/cancel asked the venue to cancel (a job on the venue's execute
+-- queue carries it out and clears it); cancel_error: why the venue last refused a cancel.
+-- reconciled_at: when the order was last compared with the venue's record (the reconcile takes
+-- the least recently compared first, so every working order gets its turn).
+ALTER TABLE orders
+  ADD COLUMN cancel_requested_at timestamptz,
+  ADD COLUMN cancel_error text,
+  ADD COLUMN reconciled_at timestamptz;
+-- An update names the order by its client_order_id (unique already) or by the venue's id.
+CREATE INDEX orders_venue_order ON orders (partner_id, venue_order_id) WHERE venue_order_id IS NOT NULL;
+-- The reconcile's working orders per venue, and the sweep's cancels still asked for.
+CREATE INDEX orders_working ON orders (partner_id, reconciled_at NULLS FIRST)
+  WHERE mode = 'real' AND exec_state = 'decided' AND leg_status IN ('resting','pending') AND cancelled_at IS NULL;
+CREATE INDEX orders_cancel_requested ON orders (partner_id, cancel_requested_at) WHERE cancel_requested_at IS NOT NULL;
+-- What an order holds is the sum of its hold and release rows: found per order here.
+CREATE INDEX balance_ledger_order ON balance_ledger (router_order_id) WHERE router_order_id IS NOT NULL;
+
+-- A fill on a real venue changes the contest's liquidity in a way no quote entry carries yet: a
+-- liquidity.update {changed_entries: [], refresh_required: true} goes to the contest's event log.
+-- Asked for here in the fill's transaction (one row per contest while one waits: fills coalesce),
+-- appended to the log by the execute role's refresh relay and deleted in one transaction.
+CREATE TABLE liquidity_refresh_outbox (
+  contest_id text PRIMARY KEY,
+  requested_at timestamptz NOT NULL DEFAULT clock_timestamp()
+);
+CREATE FUNCTION flow_liquidity_refresh_notify() RETURNS trigger LANGUAGE plpgsql AS $fn$
+BEGIN
+  PERFORM pg_notify('liquidity_refresh', '');
+  RETURN NULL;
+END $fn$;
+CREATE TRIGGER liquidity_refresh_notify AFTER INSERT ON liquidity_refresh_outbox FOR EACH STATEMENT EXECUTE FUNCTION flow_liquidity_refresh_notify();
+`,
+  },
+  {
+    version: 13,
+    name: 'a practice buy in one statement; its outbox wake-up after its commit',
+    sql: `
+-- NOTIFY's cost: PostgreSQL takes a cluster-wide lock when a notifying transaction commits and holds
+-- it through the commit's WAL flush, so notifying commits cannot share an fsync (measured here: a
+-- practice buy's writes ran at 2-3x the rate without the outbox trigger's NOTIFY). A write may leave
+-- the wake-up to its caller, who sends it (flow_account_outbox_wake) in a transaction of its own once
+-- the write committed: that one writes no WAL, so it holds the lock for a moment. The events are
+-- written in the same transaction as before; only the hint that wakes an idle relay moves, and a
+-- relay polls behind it anyway. Set flow.outbox_wake to 'after_commit' (transaction-local) to do so.
+CREATE OR REPLACE FUNCTION flow_account_outbox_notify() RETURNS trigger LANGUAGE plpgsql AS $fn$
+BEGIN
+  IF current_setting('flow.outbox_wake', true) IS DISTINCT FROM 'after_commit' THEN PERFORM pg_notify('account_outbox', ''); END IF;
+  RETURN NULL;
+END $fn$;
+CREATE FUNCTION flow_account_outbox_wake() RETURNS void LANGUAGE sql VOLATILE AS $fn$ SELECT pg_notify('account_outbox', '') $fn$;
+
+-- A practice buy whole, in one statement (src/store/pg/paper-buys.ts), for a buy whose every leg was
+-- planned before it (priced on the hot state, sized by the same numeric arithmetic, its catalog
+-- facts taken from a copy): the key's claim, the account's lock, the model's share lock, per leg the
+-- wallet debit, the opportunity (opened with the first order), the order row and its two events,
+-- then the key's record of the response. The relay's wake-up is the caller's, after the commit. That is what the buy's transaction writes
+-- (api/rest/orders/execution.ts), in its order and under its locks. Whatever would make that
+-- transaction answer otherwise (no account, a model that refuses orders, a catalog fact that is no
+-- longer so, a leg the wallet cannot cover, a balance a JS number cannot show exactly) raises
+-- SQLSTATE FL001 with the reason as its detail: nothing is written, and the caller runs the buy's
+-- transaction, which answers it.
+-- p_internal: the internal-book partners the plan left out of its prices. p_legs, in leg order:
+-- {order: the orders row (its columns as named below), stake, ledger_id, opening_ledger_id,
+-- description, order_event, balance_event (its fixed fields; the balance fields are filled in here,
+-- as flow_practice_deposit does)}. outcome: as flow_idem_claim, or created (response is p_response).
+CREATE FUNCTION flow_paper_buy(p_account text, p_key uuid, p_operation text, p_fingerprint text, p_model_id text, p_opportunity_id text,
+                               p_internal text[], p_legs jsonb, p_cap numeric, p_opening numeric, p_status integer, p_response text, p_ttl_ms bigint)
+RETURNS TABLE (outcome text, status_code integer, response text) LANGUAGE plpgsql AS $fn$
+DECLARE c record; a record; l jsonb; o jsonb; pos record; model_status text; books text[]; opened boolean := false;
+BEGIN
+  SELECT * INTO c FROM flow_idem_claim(p_account, p_key, p_operation, p_fingerprint);
+  IF c.outcome <> 'fresh' THEN RETURN QUERY SELECT c.outcome, c.status_code, c.response; RETURN; END IF;
+  PERFORM 1 FROM accounts WHERE router_account_id = p_account FOR NO KEY UPDATE;
+  IF NOT FOUND THEN RAISE EXCEPTION 'flow_paper_buy: run the transaction' USING ERRCODE = 'FL001', DETAIL = 'no_account'; END IF;
+  IF p_model_id IS NOT NULL THEN
+    SELECT m.status INTO model_status FROM models m WHERE m.model_id = p_model_id AND m.router_account_id = p_account FOR SHARE;
+    IF model_status IS DISTINCT FROM 'active' THEN RAISE EXCEPTION 'flow_paper_buy: run the transaction' USING ERRCODE = 'FL001', DETAIL = 'model'; END IF;
+  END IF;
+  PERFORM set_config('flow.outbox_wake', 'after_commit', true);
+  books := ARRAY(SELECT partner_id FROM partners WHERE internal_book);
+  IF NOT (books @> p_internal AND p_internal @> books) THEN
+    RAISE EXCEPTION 'flow_paper_buy: run the transaction' USING ERRCODE = 'FL001', DETAIL = 'catalog';
+  END IF;
+  FOR l IN SELECT x FROM jsonb_array_elements(p_legs) AS x LOOP
+    o := l->'order';
+    SELECT p.contest_id, p.definition->>'title' AS title INTO pos FROM positions p JOIN contests ct ON ct.id = p.contest_id WHERE p.position_hash = o->>'position_hash';
+    IF NOT FOUND OR pos.contest_id IS DISTINCT FROM o->>'contest_id' OR pos.title IS DISTINCT FROM o->>'title' THEN
+      RAISE EXCEPTION 'flow_paper_buy: run the transaction' USING ERRCODE = 'FL001', DETAIL = 'catalog';
+    END IF;
+    SELECT * INTO a FROM flow_practice_append(p_account, l->>'ledger_id', 'bet_debit', -((l->>'stake')::numeric), o->>'router_order_id', l->>'description', p_cap,
+                                              l->>'opening_ledger_id', p_opening);
+    -- The JS path shows the balance as a number: beyond 15 significant digits its text may differ.
+    IF a.outcome <> 'ok' OR length(replace(trim_scale(a.balance_after)::text, '.', '')) > 15 THEN
+      RAISE EXCEPTION 'flow_paper_buy: run the transaction' USING ERRCODE = 'FL001', DETAIL = 'wallet';
+    END IF;
+    IF NOT opened THEN
+      INSERT INTO opportunities (opportunity_id, router_account_id, model_id, currency) VALUES (p_opportunity_id, p_account, p_model_id, o->>'currency');
+      opened := true;
+    END IF;
+    INSERT INTO orders (router_order_id, router_account_id, opportunity_id, model_id, idempotency_key, leg_index, client_order_id, sor_decision_id,
+                        partner_id, requested_partner_id, currency, mode, order_type, position_hash, liquidity_hash, price_partner_id, price_liquidity_hash,
+                        contest_id, title, requested_amount, requested_shares, max_price, amount, avg_price, filled_notional, filled_shares,
+                        unfilled_notional, fee, leg_status, status, fill_status, rejected_code, rejected_reason)
+    SELECT r.router_order_id, r.router_account_id, r.opportunity_id, r.model_id, r.idempotency_key, r.leg_index, r.client_order_id, r.sor_decision_id,
+           r.partner_id, r.requested_partner_id, r.currency, r.mode, r.order_type, r.position_hash, r.liquidity_hash, r.price_partner_id, r.price_liquidity_hash,
+           r.contest_id, r.title, r.requested_amount, r.requested_shares, r.max_price, r.amount, r.avg_price, r.filled_notional, r.filled_shares,
+           r.unfilled_notional, r.fee, r.leg_status, r.status, r.fill_status, r.rejected_code, r.rejected_reason
+      FROM jsonb_populate_record(NULL::orders, o) r;
+    -- Both events in one insert, in this order (seq follows the rows).
+    INSERT INTO account_outbox (router_account_id, channel, event)
+    VALUES (p_account, 'orders', l->'order_event'),
+           (p_account, 'balance', (l->'balance_event') || jsonb_build_object('balance', trim_scale(a.balance_after), 'venue_balance', trim_scale(a.balance_after),
+                                                                          'balance_version', a.seq,
+                                                                          'balance_as_of', to_char(a.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')));
+  END LOOP;
+  PERFORM flow_idem_record(p_account, p_key, p_operation, p_fingerprint, p_status, p_response, p_ttl_ms);
+  RETURN QUERY SELECT 'created'::text, p_status, p_response;
+END $fn$;
+`,
+  },
+  {
+    version: 16,
+    name: 'AI pass-through: linked provider keys (encrypted), credit use per workspace and month',
+    sql: `
+-- An account's own key for an AI provider (docs/ai.md). Only ciphertext is kept: AES-256-GCM under
+-- FLOW_AI_KEY_SECRET (src/store/pg/ai-keys.ts), the layout iv (12 bytes) || tag (16) || ciphertext.
+-- key_hint is the key's last four characters, to tell linked keys apart without revealing them.
+CREATE TABLE ai_provider_keys (
+  router_account_id text NOT NULL REFERENCES accounts(router_account_id),
+  provider text NOT NULL CHECK (provider IN ('anthropic','openai')),
+  key_ciphertext bytea NOT NULL,
+  key_hint text NOT NULL,
+  linked_at timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (router_account_id, provider)
+);
+
+-- Reasoning credits spent (src/store/pg/credits.ts): one row per workspace and UTC month, so a spend
+-- is one atomic upsert that refuses to pass the allowance. A row per workspace per month is the
+-- whole growth; the allowance itself is the plan's (src/domain/plans.ts), not stored.
+CREATE TABLE credit_usage (
+  workspace_id text NOT NULL REFERENCES workspaces(id),
+  period date NOT NULL CHECK (extract(day FROM period) = 1),
+  used integer NOT NULL CHECK (used >= 0),
+  updated_at timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (workspace_id, period)
+);
+`,
+  },
 ];

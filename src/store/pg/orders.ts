@@ -6,7 +6,7 @@
  */
 import type { Currency } from '../../domain/account.js';
 import type { OrderMode, OrderType } from '../../domain/orders.js';
-import type { FillStatus, LegStatus, OrderResult, OrderStatus, RestingOrder, RouterOrder } from '../../domain/router-orders.js';
+import type { FillStatus, LegStatus, OrderResult, OrderStatus, PlacedOrderView, RestingOrder, RouterOrder } from '../../domain/router-orders.js';
 import type { Pool, PoolClient } from './pool.js';
 import { isoUtc } from './sql.js';
 
@@ -35,14 +35,16 @@ export interface PaperTerms {
 /** The stake and contracts of paper legs at their prices, in numeric, in one round trip. */
 export async function paperTerms(db: Queryable, legs: readonly PaperSize[]): Promise<PaperTerms[]> {
   if (legs.length === 0) return [];
-  const { rows } = await db.query<PaperTerms & { i: number }>(
-    `SELECT i::int AS i, stake::text AS stake, shares::text AS shares, stake > 0 AS positive
-       FROM (SELECT i, CASE WHEN a IS NOT NULL THEN a ELSE round(s * p, 6) END AS stake,
-                       CASE WHEN a IS NOT NULL THEN trunc(a / p, 6) ELSE s END AS shares
-               FROM unnest($1::numeric[], $2::numeric[], $3::numeric[]) WITH ORDINALITY AS t(a, s, p, i)) x
-      ORDER BY i`,
-    [legs.map((l) => l.amount), legs.map((l) => l.shares), legs.map((l) => l.price)],
-  );
+  const { rows } = await db.query<PaperTerms & { i: number }>({
+    // Named: every buy plans with it, so it is parsed and planned once per connection.
+    name: 'flow_paper_terms',
+    text: `SELECT i::int AS i, stake::text AS stake, shares::text AS shares, stake > 0 AS positive
+             FROM (SELECT i, CASE WHEN a IS NOT NULL THEN a ELSE round(s * p, 6) END AS stake,
+                             CASE WHEN a IS NOT NULL THEN trunc(a / p, 6) ELSE s END AS shares
+                     FROM unnest($1::numeric[], $2::numeric[], $3::numeric[]) WITH ORDINALITY AS t(a, s, p, i)) x
+            ORDER BY i`,
+    values: [legs.map((l) => l.amount), legs.map((l) => l.shares), legs.map((l) => l.price)],
+  });
   return rows.map(({ stake, shares, positive }) => ({ stake, shares, positive }));
 }
 
@@ -101,6 +103,8 @@ export interface NewOrder {
 /** The columns of a real-money intent, written only when given. */
 const INTENT_COLUMNS = ['exec_state', 'send_amount', 'send_shares', 'limit_price', 'commitment'] as const satisfies readonly (keyof NewOrder)[];
 
+// flow_paper_buy (migration 13) writes a paper order's row with these columns too: test/integration/orders/practice-buy.test.ts
+// fails when the two rows differ.
 const COLUMNS = [
   'router_order_id', 'router_account_id', 'opportunity_id', 'model_id', 'idempotency_key', 'leg_index', 'client_order_id', 'sor_decision_id',
   'partner_id', 'requested_partner_id', 'currency', 'mode', 'order_type', 'position_hash', 'liquidity_hash', 'price_partner_id', 'price_liquidity_hash',
@@ -117,35 +121,6 @@ export async function insertOrder(client: PoolClient, o: NewOrder): Promise<Rout
     columns.map((c) => o[c]),
   );
   return toOrder(rows[0]!);
-}
-
-export type CancelOutcome = { outcome: 'cancelled'; order: RouterOrder } | { outcome: 'not_found' | 'not_resting' | 'venue_cancel_unavailable' };
-
-/**
- * Ends a resting order (POST orders/cancel): its unfilled remainder will never fill. The order
- * closes when nothing of it had filled; a partly filled one stays open until its filled part
- * settles. not_found for another account's order or none; not_resting for one that is not resting.
- */
-export async function cancelResting(client: PoolClient, routerAccountId: string, routerOrderId: string): Promise<CancelOutcome> {
-  // An order working at a venue (it has the venue's id) is cancelled only by the venue: marking it
-  // cancelled here while the venue can still fill it would be a lie. Until the venue-side cancel is
-  // built, such an order is refused (venue_cancel_unavailable) and keeps working.
-  const { rows } = await client.query<OrderRow>(
-    `WITH o AS (
-       UPDATE orders SET cancelled_at = clock_timestamp(), updated_at = clock_timestamp(),
-                         status = CASE WHEN filled_notional > 0 THEN 'open' ELSE 'closed' END
-        WHERE router_order_id = $1 AND router_account_id = $2 AND leg_status = 'resting' AND cancelled_at IS NULL AND venue_order_id IS NULL
-        RETURNING *)
-     ${SELECT_ORDERS('o')}`,
-    [routerOrderId, routerAccountId],
-  );
-  if (rows[0]) return { outcome: 'cancelled', order: toOrder(rows[0]) };
-  const { rows: found } = await client.query<{ at_venue: boolean }>(
-    `SELECT leg_status = 'resting' AND cancelled_at IS NULL AND venue_order_id IS NOT NULL AS at_venue FROM orders WHERE router_order_id = $1 AND router_account_id = $2`,
-    [routerOrderId, routerAccountId],
-  );
-  if (!found[0]) return { outcome: 'not_found' };
-  return { outcome: found[0].at_venue ? 'venue_cancel_unavailable' : 'not_resting' };
 }
 
 // ---- reads -----------------------------------------------------------------------------------------
@@ -253,6 +228,26 @@ export function toOrder(r: OrderRow): RouterOrder {
     cancelled_at: r.cancelled_at,
     created_at: r.created_at,
     updated_at: r.updated_at,
+  };
+}
+
+/**
+ * What an order written as `o` reads back as (toOrder of its row) in the fields a buy's answer and
+ * its order.update event show, without reading it: the values written, numbers made of their text.
+ * The read gives the same numbers when the money columns' text has at most six decimals (the
+ * column's scale only adds zeros, which no number keeps), as every paper order's does (a buy books
+ * to six decimals); avg_price is plain numeric and keeps its text.
+ */
+export function writtenOrderView(o: NewOrder): PlacedOrderView {
+  return {
+    router_order_id: o.router_order_id,
+    partner_id: o.partner_id,
+    status: o.status,
+    fill_status: o.fill_status,
+    filled_notional: num(o.filled_notional),
+    filled_shares: num(o.filled_shares),
+    unfilled_notional: num(o.unfilled_notional),
+    avg_price: numOrNull(o.avg_price),
   };
 }
 

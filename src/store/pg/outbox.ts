@@ -6,15 +6,65 @@
  *
  * Every insert NOTIFYs ACCOUNT_OUTBOX_NOTIFY (a trigger, migration 7, so SQL functions that write
  * events notify too): PostgreSQL delivers it at commit (never for a rolled-back write), so an idle
- * relay wakes at once instead of on its poll.
+ * relay wakes at once instead of on its poll. A write may send it after its commit instead
+ * (OutboxWaker): the one-statement practice buy does.
  */
 import type { AccountChannel } from '../../domain/stream.js';
-import type { PoolClient } from './pool.js';
+import type { Pool, PoolClient } from './pool.js';
 
 export type { AccountChannel };
 
 /** The LISTEN/NOTIFY channel of the outbox (per database, so each deployment and test has its own). */
 export const ACCOUNT_OUTBOX_NOTIFY = 'account_outbox';
+
+/**
+ * Wakes the relay for events whose write left the NOTIFY to its caller (flow_paper_buy sets
+ * flow.outbox_wake, migration 13): a NOTIFY of its own (flow_account_outbox_wake) once the write
+ * committed, so that commit does not hold PostgreSQL's cluster-wide NOTIFY lock through its WAL
+ * flush. An idle waker sends at once; wakes asked for while one is in flight, or within gapMs of
+ * the last, become one more sent after it, so every commit is followed by a NOTIFY sent after it,
+ * at most one per gapMs under load (when the relay is busy draining anyway). A wake that fails (or
+ * a process that dies first) is covered by the relay's poll.
+ */
+export class OutboxWaker {
+  /** idle; a send scheduled (it comes after every commit that asks now); a send in flight (it may not). */
+  private state: 'idle' | 'scheduled' | 'sending' = 'idle';
+  private again = false;
+  private lastSentAt = -Infinity;
+
+  constructor(
+    private readonly pool: Pool,
+    private readonly gapMs = 5,
+    private readonly now: () => number = () => performance.now(),
+  ) {}
+
+  wake(): void {
+    if (this.state === 'scheduled') return;
+    if (this.state === 'sending') {
+      this.again = true;
+      return;
+    }
+    const wait = this.lastSentAt + this.gapMs - this.now();
+    if (wait <= 0) return this.send();
+    this.state = 'scheduled';
+    setTimeout(() => this.send(), wait).unref();
+  }
+
+  private send(): void {
+    this.state = 'sending';
+    this.lastSentAt = this.now();
+    this.pool
+      .query('SELECT flow_account_outbox_wake()')
+      .catch(() => undefined)
+      .finally(() => {
+        this.state = 'idle';
+        if (this.again) {
+          this.again = false;
+          this.wake();
+        }
+      });
+  }
+}
 
 export async function enqueueAccountEvent(client: PoolClient, routerAccountId: string, channel: AccountChannel, event: object): Promise<void> {
   await client.query('INSERT INTO account_outbox (router_account_id, channel, event) VALUES ($1, $2, $3)', [routerAccountId, channel, JSON.stringify(event)]);

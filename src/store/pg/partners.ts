@@ -12,6 +12,7 @@
  * - Totals are USD: every venue connection is in USD; the practice wallet (ATLAS) is never added in.
  */
 import { BALANCE_STALE_AFTER_MS, FUNDING, PRACTICE_PARTNER_ID, practiceAccountPartnerId, type AccountPartner, type BalanceUpdateEvent } from '../../domain/account.js';
+import { USER_GRANTS, type UserGrant } from '../../domain/execution-limits.js';
 import { newId } from '../../ids.js';
 import { enqueueAccountEvent } from './outbox.js';
 import { inTransaction, type Pool, type PoolClient } from './pool.js';
@@ -265,25 +266,29 @@ export interface ConnectInput {
   reportsBalance: boolean;
   /** The balance read at connect time, when the venue reports one. */
   snapshot: VenueSnapshot | null;
+  /** The user's grants on this connection; undefined keeps a reconnected one's and gives a new one every grant. */
+  scopes?: readonly UserGrant[];
 }
 
 /**
- * Records a connection as the hosted flow leaves it (active, with its credential status) and lands
- * its first (or a newer) snapshot, in one transaction. The account must exist (a foreign key).
+ * Records a connection as the hosted flow leaves it (active, with its credential status and the
+ * user's grants) and lands its first (or a newer) snapshot, in one transaction. The account must
+ * exist (a foreign key).
  */
-export async function recordConnection(pool: Pool, input: ConnectInput, nowMs: number): Promise<{ account_partner_id: string; event: BalanceUpdateEvent | null }> {
+export async function recordConnection(pool: Pool, input: ConnectInput, nowMs: number): Promise<{ account_partner_id: string; scopes: UserGrant[]; event: BalanceUpdateEvent | null }> {
   return inTransaction(pool, async (c) => {
-    const { rows } = await c.query<{ account_partner_id: string }>(
-      `INSERT INTO account_partners (account_partner_id, router_account_id, partner_id, credential_status, balance_source)
-       VALUES ($1, $2, $3, $4, $5)
+    const { rows } = await c.query<{ account_partner_id: string; scopes: UserGrant[] }>(
+      `INSERT INTO account_partners (account_partner_id, router_account_id, partner_id, credential_status, balance_source, scopes)
+       VALUES ($1, $2, $3, $4, $5, coalesce($6::text[], $7::text[]))
        ON CONFLICT (router_account_id, partner_id) DO UPDATE
-         SET status = 'active', credential_status = EXCLUDED.credential_status, balance_source = EXCLUDED.balance_source, updated_at = now()
-       RETURNING account_partner_id`,
-      [newId('ap'), input.routerAccountId, input.partnerId, input.credentialStatus, input.reportsBalance ? 'venue_api' : null],
+         SET status = 'active', credential_status = EXCLUDED.credential_status, balance_source = EXCLUDED.balance_source,
+             scopes = coalesce($6::text[], account_partners.scopes), updated_at = now()
+       RETURNING account_partner_id, scopes`,
+      [newId('ap'), input.routerAccountId, input.partnerId, input.credentialStatus, input.reportsBalance ? 'venue_api' : null, input.scopes ?? null, USER_GRANTS],
     );
     const id = rows[0]!.account_partner_id;
     const event = input.snapshot && input.reportsBalance ? await landSnapshot(c, id, input.snapshot, nowMs) : null;
-    return { account_partner_id: id, event };
+    return { account_partner_id: id, scopes: rows[0]!.scopes, event };
   });
 }
 

@@ -116,7 +116,8 @@ export const logKeys = (ks: Keyspace) => ({
 /**
  * Lua shared by every script that appends: call append_events(evKey, feedKey, contest, from, n)
  * with ARGV[from ..] holding n (channel, league, event) triples; returns the first id, the last id
- * and the last liquidity event id (or false). append_hist(histKey, outlKey, from, n) takes n
+ * and the last liquidity event id (or false). append_one(evKey, feedKey, contest, channel, league,
+ * event) appends one event the script built itself. append_hist(histKey, outlKey, from, n) takes n
  * (table, rows, hashes-joined-by-space) triples.
  */
 export function logLua(l: LogLimits = LOG_LIMITS): string {
@@ -165,6 +166,16 @@ local function append_events(evkey, feedkey, contest, from, n)
   end
   trim_contest(evkey, n)
   return first, last, liq
+end
+
+-- One event built inside a script (kept as is, not packed): the same two entries append_events writes.
+local function append_one(evkey, feedkey, contest, ch, league, event)
+  local before = redis.call('XREVRANGE', evkey, '+', '-', 'COUNT', 1)
+  local prev = before[1] and before[1][1] or ''
+  local id = redis.call('XADD', evkey, '*', 'ch', ch, 'l', league, 'e', event)
+  redis.call('XADD', feedkey, 'MAXLEN', '~', ${l.feedMax}, '*', 'c', contest, 'i', id, 'p', prev, 'ch', ch, 'l', league, 'e', event)
+  trim_contest(evkey, 1)
+  return id
 end
 
 local function append_hist(histkey, outlkey, from, n)

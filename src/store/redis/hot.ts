@@ -25,6 +25,7 @@
  * itself lives twice the retention, to catch writes that straggle in after the state has gone.
  */
 import type { Keyspace, Redis } from './client.js';
+import { arbitrageIndexKey, arbitrageKey, contestMember } from './contest-index.js';
 import { luaScript, type ScriptCall } from './script.js';
 import { EVENT_ARGS, eventArgs, histArgs, LOG_LIMITS, logKeys, logLua, type HistAppend, type LogAppend, type LogLimits } from './eventlog.js';
 
@@ -37,10 +38,10 @@ export const DEFAULT_HOT_RETENTION_MS = 3_600_000;
 // Shared tail of every write script: KEYS[1] is the closed marker; the per-contest keys written
 // follow the shared ones (feed, history), and only they take the contest's expiry.
 const FOLLOW_CLOSED_LUA = `
-local function follow_closed(from)
+local function follow_closed(from, to)
   local at = redis.call('GET', KEYS[1])
   if not at then return end
-  for i = from, #KEYS do redis.call('PEXPIREAT', KEYS[i], at) end
+  for i = from, to or #KEYS do redis.call('PEXPIREAT', KEYS[i], at) end
 end
 `;
 
@@ -63,7 +64,7 @@ follow_closed(4)
 return v
 `;
 
-// KEYS: closed, feed, hist, liq, depth, snap, liqv, ev, liqe, outl.
+// KEYS: closed, feed, hist, liq, depth, snap, liqv, ev, liqe, outl, arb, arbidx (the last two keep their own lifetime).
 // ARGV: version, liqJson, snapJson, contest, invalidation topic, then counted groups: depth
 // field/value args, event triples, history triples, outlier hashes.
 // Returns 0 when a newer version is stored (nothing written), else {1, last liquidity event id or ''}.
@@ -95,7 +96,21 @@ for s = i + 1, i + no, 1000 do
   for k = s, math.min(s + 999, i + no) do kv[#kv + 1] = ARGV[k]; kv[#kv + 1] = '1' end
   redis.call('HSET', KEYS[10], unpack(kv))
 end
-follow_closed(4)
+follow_closed(4, 10)
+i = i + no + 1
+-- The contest's arbitrages live ARGV[i + 2] ms past this computation (spec: at most 120 s), indexed
+-- by expiry instant under member ARGV[i + 1] (contest and league) so reads find the open ones and the
+-- sweeper clears the expired; an empty set, or a closed contest, has none.
+if ARGV[i] ~= '' then
+  if ARGV[i] == '[]' or redis.call('EXISTS', KEYS[1]) == 1 then
+    redis.call('DEL', KEYS[11])
+    redis.call('ZREM', KEYS[12], ARGV[i + 1])
+  else
+    local ttl = tonumber(ARGV[i + 2])
+    redis.call('SET', KEYS[11], ARGV[i], 'PX', ttl)
+    redis.call('ZADD', KEYS[12], now_ms() + ttl, ARGV[i + 1])
+  end
+end
 redis.call('PUBLISH', ARGV[5], ARGV[4])
 return {1, liq or ''}
 `;
@@ -173,6 +188,8 @@ export interface ComputedAppend {
   hist?: readonly HistAppend[];
   /** Liquidity hashes compute flags as outliers now (ingest marks their next ticks). */
   outliers?: readonly string[];
+  /** The contest's arbitrages now (Arbitrage[] as JSON), kept ttlMs; absent leaves them as they are. */
+  arbitrages?: { json: string; leagueId: string | null; ttlMs: number };
 }
 
 /** A computed write: false when a newer version was already stored (nothing written, nothing appended). */
@@ -290,8 +307,13 @@ export class HotState {
         this.log.events(contestId),
         this.log.lastLiquidityEvent(contestId),
         this.log.outliers(contestId),
+        arbitrageKey(this.ks, contestId),
+        arbitrageIndexKey(this.ks),
       ],
-      [version, positionsJson, snapshotJson, contestId, this.log.liquidityChanged, flat.length, ...flat, ev.length, ...ev, hist.length, ...hist, outliers.length, ...outliers],
+      [
+        version, positionsJson, snapshotJson, contestId, this.log.liquidityChanged, flat.length, ...flat, ev.length, ...ev, hist.length, ...hist, outliers.length, ...outliers,
+        log.arbitrages?.json ?? '', contestMember(contestId, log.arbitrages?.leagueId ?? null), log.arbitrages?.ttlMs ?? 0,
+      ],
     );
     if (res === 0) return false;
     return { lastLiquidityEventId: res[1] || null };

@@ -42,6 +42,7 @@ import {
 } from './parse.js';
 import type { SimPartnerId } from './personalities.js';
 import { SimVenueServer } from './server.js';
+import { localRejection, validateOrderRequest } from '../order-request.js';
 
 export interface SimAdapterOptions {
   /** ts_init source; defaults to the wall clock. Tests pass the market's clock. */
@@ -195,55 +196,12 @@ export class SimVenueAdapter implements VenueAdapter {
   // ---- orders --------------------------------------------------------------------------------
 
   private localReject(req: VenueOrderRequest, code: VenueRejectCode, reason: string, positionHash: string, liquidityHash: string | null): VenueOrder {
-    const ts = this.clock();
-    return {
-      partner_id: this.id,
-      venue_order_id: '',
-      client_order_id: req.client_order_id,
-      account_id: req.account_id,
-      position_hash: positionHash,
-      liquidity_hash: liquidityHash,
-      order_type: req.order_type,
-      status: 'rejected',
-      requested_amount: req.amount ?? null,
-      requested_contracts: req.shares ?? null,
-      limit_price: req.max_price,
-      filled_contracts: 0,
-      filled_notional: 0,
-      avg_price: null,
-      fees: 0,
-      remaining_contracts: 0,
-      reject_code: code,
-      reject_reason: reason,
-      warnings: [],
-      currency: this.server.personality.partner.internal_book ? 'ATLAS' : 'USD',
-      ts_event: ts,
-      ts_init: ts,
-    };
-  }
-
-  private validate(req: VenueOrderRequest): void {
-    const id = this.id;
-    if (typeof req !== 'object' || req === null) throw invalid(id, VenueErrorCodes.invalidRequest, 'order request must be an object');
-    if (typeof req.client_order_id !== 'string' || req.client_order_id.length === 0) throw invalid(id, VenueErrorCodes.invalidRequest, 'client_order_id is required');
-    if (typeof req.account_id !== 'string' || req.account_id.length === 0) throw invalid(id, VenueErrorCodes.invalidRequest, 'account_id is required');
-    if ((req.position_hash === undefined) === (req.liquidity_hash === undefined)) {
-      throw invalid(id, VenueErrorCodes.invalidRequest, 'exactly one of position_hash or liquidity_hash');
-    }
-    if ((req.amount === undefined) === (req.shares === undefined)) throw invalid(id, VenueErrorCodes.invalidAmount, 'exactly one of amount or shares');
-    const size = req.amount ?? req.shares!;
-    if (typeof size !== 'number' || !Number.isFinite(size) || size <= 0) throw invalid(id, VenueErrorCodes.invalidAmount, `amount/shares must be positive: ${String(size)}`);
-    if (typeof req.max_price !== 'number' || !(req.max_price > 0 && req.max_price < 1)) {
-      throw invalid(id, VenueErrorCodes.invalidPrice, `max_price must be strictly between 0 and 1: ${String(req.max_price)}`);
-    }
-    if (req.order_type !== 'market' && req.order_type !== 'limit') throw invalid(id, VenueErrorCodes.invalidRequest, `unknown order_type ${String(req.order_type)}`);
-    if (req.time_in_force !== undefined && req.time_in_force !== 'ioc' && req.time_in_force !== 'fok') {
-      throw invalid(id, VenueErrorCodes.invalidRequest, `unknown time_in_force ${String(req.time_in_force)}`);
-    }
+    const currency = this.server.personality.partner.internal_book ? 'ATLAS' : 'USD';
+    return localRejection(this.id, req, code, reason, { position_hash: positionHash, liquidity_hash: liquidityHash, currency, ts: this.clock() });
   }
 
   async placeOrder(req: VenueOrderRequest): Promise<VenueOrder> {
-    this.validate(req);
+    validateOrderRequest(this.id, req);
     this.ensureConnected();
     const p = this.server.personality;
     const cfg = p.partner.order_config;

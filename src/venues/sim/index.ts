@@ -32,8 +32,22 @@ export {
   type SimTradeEvent,
   type SimVenueState,
 } from './model.js';
-export { SIM_PARTNER_IDS, SIM_PERSONALITIES, isSimPartnerId, simPartners, type SimPartnerId, type SimPersonality } from './personalities.js';
+export { SIM_PARTNER_IDS, SIM_PERSONALITIES, isSimPartnerId, simPartners, type SimPartnerId, type SimPersonality, type SimSituationRates } from './personalities.js';
 export { SimVenueServer } from './server.js';
+export {
+  BASELINES,
+  PUBLISHED_THRESHOLDS,
+  SIM_SITUATIONS,
+  SITUATION_CONFLICTS,
+  SITUATION_DEFAULTS,
+  SITUATION_KNOBS,
+  type SimSituation,
+  type SituationDetails,
+  type SituationPrint,
+  type SituationQuote,
+  type SituationRequest,
+  type SituationResult,
+} from './situations.js';
 
 /** The adapter of one simulated venue. */
 export function createSimAdapter(market: SimMarket, partnerId: SimPartnerId, opts: SimAdapterOptions = {}): SimVenueAdapter {

@@ -22,8 +22,9 @@ import { buildSimWorld, type SimCatalog, type SimContestParams, type SimPosition
 import { cancelOrder, deliverPending, forgetSettledOrders, matchResting, placeOrder, settleVenue, toAck, type EngineCtx } from './engine.js';
 import { buildState, clamp, computeResults, fairOf, finalize, goLive, newEff, refreshEffective, stepContest } from './game.js';
 import type { SimInstrument, SimWireBalance, SimWireBalanceEvent, SimWireOrderAck, SimWireOrderRequest } from './messages.js';
-import { SIM_PARTNER_IDS, SIM_PERSONALITIES, isSimPartnerId, type SimPartnerId } from './personalities.js';
+import { SIM_PARTNER_IDS, SIM_PERSONALITIES, isSimPartnerId, type SimPartnerId, type SimSituationRates } from './personalities.js';
 import { Rng, hashSeed } from './rng.js';
+import { deliverScheduled, forceSituation, recordTape, shiftNow, spontaneousSituations, tradePrice, type SituationCtx, type SituationResult } from './situations.js';
 import type { AccountRt, ContestRt, Listing, OrderRt, PosRt, VenueRt } from './runtime.js';
 
 // ---------------------------------------------------------------------------------------------
@@ -153,6 +154,8 @@ export interface SimVenueState {
   listings: number;
   stale: boolean;
   accounts: number;
+  /** Situations (signal types) the venue produced on its own since the market was made, by kind. */
+  situations: SimSituationRates;
 }
 
 export interface SimMarketState {
@@ -184,6 +187,8 @@ export class SimMarket {
   readonly catalog: SimCatalog;
   private readonly world: SimWorld;
   private readonly rng: Rng;
+  /** The spontaneous situations' own stream, so they leave the rest of the dynamics' sequence as it was. */
+  private readonly srng: Rng;
   private readonly contests = new Map<string, ContestRt>();
   private readonly positions: PosRt[] = [];
   private readonly byHash = new Map<string, PosRt>();
@@ -213,6 +218,7 @@ export class SimMarket {
   private settleListeners: Listener<SimSettleEvent>[] = [];
 
   private readonly engine: EngineCtx;
+  private readonly situations: SituationCtx;
 
   constructor(opts: SimMarketOptions) {
     if (!Number.isInteger(opts.seed)) throw bad('invalid_seed', `seed must be an integer: ${opts.seed}`);
@@ -223,6 +229,7 @@ export class SimMarket {
     this.world = buildSimWorld(opts.seed, now);
     this.catalog = this.world.catalog;
     this.rng = new Rng(hashSeed(opts.seed, 'dynamics'));
+    this.srng = new Rng(hashSeed(opts.seed, 'situations'));
     this.engine = {
       now: () => this.currentTime(),
       bookChanged: (l) => this.emitQuote(l),
@@ -231,6 +238,21 @@ export class SimMarket {
       position: (h) => this.byHash.get(h),
       stamp: (l) => this.stamp(l, this.currentTime()),
       bestLivePrice: (h) => this.bestLivePrice(h),
+    };
+    this.situations = {
+      now: () => this.currentTime(),
+      quoting: this.quoting,
+      venue: (id) => (isSimPartnerId(id) ? this.venues.get(id) : undefined),
+      position: (h) => this.byHash.get(h),
+      quantize: (l, p) => this.quantize(l, p),
+      isStale: (v, now) => now < v.staleUntil,
+      trader: (v, key) => (v.pers.wire === 'book01' ? this.wallets[hashSeed(this.seed, key) % this.wallets.length]! : null),
+      print: (l, action, price, size, isBlock, traderId, at) => this.publishTrade(l.v, l, action, price, size, isBlock, traderId, at),
+      publishBook: (l) => {
+        this.stamp(l, this.currentTime());
+        matchResting(this.engine, l);
+        return this.emitQuote(l);
+      },
     };
     const walletRng = new Rng(hashSeed(opts.seed, 'wallets'));
     this.wallets = Array.from({ length: 40 }, () => '0x' + Array.from({ length: 40 }, () => '0123456789abcdef'[walletRng.int(0, 15)]).join(''));
@@ -263,7 +285,7 @@ export class SimMarket {
     }
     cat.positions.forEach((pos, i) => {
       const c = this.contests.get(pos.contest_id)!;
-      const pr: PosRt = { i, pos, meta: this.world.meta[i]!, c, complement: null, listings: [] };
+      const pr: PosRt = { i, pos, meta: this.world.meta[i]!, c, complement: null, listings: [], shift: 0, shiftAt: now };
       this.positions.push(pr);
       this.positionSeq = i;
       this.byHash.set(pos.position_hash, pr);
@@ -318,6 +340,8 @@ export class SimMarket {
         orderSeq: 0,
         tradeSeq: 0,
         instrumentSeq: 0,
+        scheduled: [],
+        situationsStarted: { price_move: 0, whale_trade: 0, block_trade: 0, flow_imbalance: 0, trade_through: 0, volume_spike: 0, trade_burst: 0 },
       };
       this.venues.set(id, v);
       if (pers.wire === 'internal') continue;
@@ -422,7 +446,7 @@ export class SimMarket {
         ladder_key: rekey(src.ladder_key),
         position_hash: positionHash({ contest_id: id, market_id: src.market_id, side_key: src.side_key, variable: src.variable, participant_id: src.participant_id, timeframe: src.timeframe }),
       };
-      const pr: PosRt = { i: ++this.positionSeq, pos, meta: tpr.meta, c, complement: null, listings: [] };
+      const pr: PosRt = { i: ++this.positionSeq, pos, meta: tpr.meta, c, complement: null, listings: [], shift: 0, shiftAt: now };
       const other = byGroup.get(pos.group_key);
       if (other) {
         pr.complement = other;
@@ -491,7 +515,7 @@ export class SimMarket {
     }
     const flip = v.flipped.has(pr.c.p.contest_id) && (pr.pos.market_key === 'moneyline' || pr.pos.market_key === 'spread');
     const side = flip ? (OPPOSITE[pr.pos.side_key] ?? pr.pos.side_key) : pr.pos.side_key;
-    const fair = fairOf(pr);
+    const fair = this.fairNow(pr, now);
     const l: Listing = {
       v,
       pr,
@@ -514,6 +538,8 @@ export class SimMarket {
       pinned: false,
       closed: false,
       resting: [],
+      tape: [],
+      tapeHeldUntil: 0,
     };
     v.listings.push(l);
     v.byPosition.set(pr.pos.position_hash, l);
@@ -527,7 +553,7 @@ export class SimMarket {
   /** Re-derives a listing's book from the (lagged) truth. */
   private reprice(l: Listing, now: number, initial = false): void {
     const d = l.v.pers.dynamics;
-    const fair = fairOf(l.pr);
+    const fair = this.fairNow(l.pr, now);
     // A venue's opinion is one number per market: what it adds to one side of a two-way group
     // it takes off the other, so its own two sides always sum to 1 + vig.
     const g = l.pr.pos.group_key;
@@ -549,6 +575,12 @@ export class SimMarket {
     ask = clamp(ask, 0.01, 0.99);
     l.levels = this.buildBook(l, ask);
     this.stamp(l, now - d.net_delay_ms);
+  }
+
+  /** The truth a venue follows: the model's fair value, moved by any price move still fading out. */
+  private fairNow(pr: PosRt, now: number): number {
+    const shift = shiftNow(pr, now);
+    return shift === 0 ? fairOf(pr) : clamp(fairOf(pr) + shift, 0.01, 0.99);
   }
 
   /**
@@ -682,8 +714,10 @@ export class SimMarket {
         if (now >= v.staleUntil && d.stale.rate_per_hour > 0 && this.rng.bool(1 - Math.exp(-d.stale.rate_per_hour * dtH))) {
           v.staleUntil = now + this.rng.float(d.stale.min_ms, d.stale.max_ms);
         }
+        if (v.scheduled.length > 0) deliverScheduled(this.situations, v, now);
         if (now < v.staleUntil || v.listings.length === 0) continue;
         this.episodes(v, now, dtH);
+        spontaneousSituations(this.situations, v, now, dtH, this.srng);
         if (v.due.size > 0) {
           for (const l of [...v.due]) {
             if (l.dueAt > now) continue;
@@ -774,10 +808,10 @@ export class SimMarket {
   private randomTrade(v: VenueRt, now: number): void {
     const l = v.listings[Math.floor(this.rng.next() * v.listings.length)]!;
     const top = l.levels[0];
-    if (l.closed || !top) return;
+    // A one-way flow situation owns the listing's tape for its window.
+    if (l.closed || !top || now < l.tapeHeldUntil) return;
     const buy = this.rng.bool(0.7);
-    const tick = v.pers.wire === 'exchange' ? 0.01 : 0.01;
-    const price = buy ? top.price : Math.max(0.01, round6(top.price - Math.max(tick, v.pers.dynamics.vig)));
+    const price = tradePrice(l, buy ? 'buy' : 'sell')!;
     let size = Math.exp(Math.log(40) + this.rng.normal());
     let isBlock = false;
     if (this.rng.bool(0.02)) size *= 25;
@@ -850,6 +884,8 @@ export class SimMarket {
     if (!frozen && this.frozen) {
       for (const v of this.quoting) for (const l of v.listings) l.pinned = false;
     }
+    // A frozen market makes no prints of its own: situations under way stop where they are.
+    if (frozen) for (const v of this.quoting) v.scheduled = [];
     this.frozen = frozen;
   }
 
@@ -935,6 +971,15 @@ export class SimMarket {
     const l = v.byPosition.get(pr.pos.position_hash) ?? (pr.c.settled ? this.detachedListing(v, pr) : this.createListing(v, pr, this.currentTime()));
     const traderId = input.trader_id ?? null;
     return this.publishTrade(v, l, input.taker_action, input.price, input.size_contracts, input.is_block ?? false, traderId, at);
+  }
+
+  /**
+   * Makes a market situation (a signal type of the spec) happen now, exactly: on the venue and
+   * position given, or the first that can carry it. Prints go out on the venue's trade feed and
+   * books on its quote feed. See situations.ts for the request and what each type does.
+   */
+  forceSituation(input: unknown): SituationResult {
+    return forceSituation(this.situations, input);
   }
 
   /** Sets live game state fields; the contest then leaves automatic lifecycle (until settled). */
@@ -1088,6 +1133,7 @@ export class SimMarket {
           listings: v.listings.length,
           stale: now < v.staleUntil,
           accounts: v.accounts.size,
+          situations: { ...v.situationsStarted },
         };
       }),
     };
@@ -1098,6 +1144,11 @@ export class SimMarket {
   /** @internal */
   _venue(partnerId: SimPartnerId): VenueRt {
     return this.venues.get(partnerId)!;
+  }
+
+  /** @internal What the situations work on (tests start one spontaneous situation on purpose). */
+  _situations(): SituationCtx {
+    return this.situations;
   }
 
   instruments(partnerId: SimPartnerId): SimInstrument[] {
@@ -1315,6 +1366,7 @@ export class SimMarket {
       trader_id_kind: traderId === null ? null : v.pers.wire === 'book01' ? 'wallet' : 'account',
       executed_at: at,
     };
+    recordTape(l, at, price * size, action === 'buy');
     const a = this.tradeListeners.get(v.id);
     const b = this.tradeListeners.get('*');
     if (a) for (const fn of a) this.safe(fn, ev);

@@ -30,6 +30,21 @@ export interface SimEpisodes {
   max_ms: number;
 }
 
+/**
+ * Market situations (the signal types of the spec) a venue produces on its own, each per hour of
+ * simulated time; how big each one is lives in situations.ts. Trade situations need a venue that
+ * publishes trades; a price move starts on this venue and moves every venue listing the position.
+ */
+export interface SimSituationRates {
+  price_move: number;
+  whale_trade: number;
+  block_trade: number;
+  flow_imbalance: number;
+  trade_through: number;
+  volume_spike: number;
+  trade_burst: number;
+}
+
 export interface SimDynamics {
   /** Overround on a two-way market (each side's ask ≈ fair + vig/2). */
   vig: number;
@@ -51,6 +66,8 @@ export interface SimDynamics {
   outlier: (SimEpisodes & { min_offset: number; max_offset: number }) | null;
   /** One side priced below fair by enough to open a real cross-venue arbitrage. */
   arb: (SimEpisodes & { min_edge: number; max_edge: number }) | null;
+  /** Situations (price moves, whale prints, one-way flow, ...) per hour, see SimSituationRates. */
+  situations: SimSituationRates;
   /** Share of head-to-head contests whose participants the venue lists on the opposite side. */
   flip_contest_share: number;
   /** Random trade prints per second across the venue (0: the venue publishes no trades). */
@@ -96,6 +113,10 @@ function partner(
 }
 
 const noEpisodes: SimEpisodes = { rate_per_hour: 0, min_ms: 0, max_ms: 0 };
+
+/** A venue that produces no situations of its own (the trade ones need a venue that prints). */
+const noSituations: SimSituationRates = { price_move: 0, whale_trade: 0, block_trade: 0, flow_imbalance: 0, trade_through: 0, volume_spike: 0, trade_burst: 0 };
+
 
 export const SIM_PERSONALITIES: Readonly<Record<SimPartnerId, SimPersonality>> = {
   sim_exchange: {
@@ -149,6 +170,7 @@ export const SIM_PERSONALITIES: Readonly<Record<SimPartnerId, SimPersonality>> =
       stale: { rate_per_hour: 1, min_ms: 5_000, max_ms: 15_000 },
       outlier: null,
       arb: null,
+      situations: { price_move: 2, whale_trade: 3, block_trade: 2, flow_imbalance: 3, trade_through: 2, volume_spike: 2, trade_burst: 4 },
       flip_contest_share: 0,
       trades_per_second: 2,
       async_fill_ms: null,
@@ -206,6 +228,8 @@ export const SIM_PERSONALITIES: Readonly<Record<SimPartnerId, SimPersonality>> =
       stale: { rate_per_hour: 2, min_ms: 5_000, max_ms: 30_000 },
       outlier: null,
       arb: { rate_per_hour: 20, min_ms: 10_000, max_ms: 60_000, min_edge: 0.015, max_edge: 0.04 },
+      // Wallet prints on a chain: no negotiated blocks.
+      situations: { price_move: 1, whale_trade: 3, block_trade: 0, flow_imbalance: 3, trade_through: 2, volume_spike: 2, trade_burst: 4 },
       flip_contest_share: 0,
       trades_per_second: 1.5,
       async_fill_ms: null,
@@ -263,6 +287,7 @@ export const SIM_PERSONALITIES: Readonly<Record<SimPartnerId, SimPersonality>> =
       stale: { rate_per_hour: 6, min_ms: 10_000, max_ms: 40_000 },
       outlier: null,
       arb: null,
+      situations: noSituations,
       flip_contest_share: 0,
       trades_per_second: 0,
       async_fill_ms: null,
@@ -319,6 +344,7 @@ export const SIM_PERSONALITIES: Readonly<Record<SimPartnerId, SimPersonality>> =
       stale: { rate_per_hour: 4, min_ms: 10_000, max_ms: 30_000 },
       outlier: null,
       arb: { rate_per_hour: 12, min_ms: 10_000, max_ms: 45_000, min_edge: 0.015, max_edge: 0.035 },
+      situations: noSituations,
       flip_contest_share: 0.2,
       trades_per_second: 0,
       async_fill_ms: 1500,
@@ -372,6 +398,7 @@ export const SIM_PERSONALITIES: Readonly<Record<SimPartnerId, SimPersonality>> =
       stale: { rate_per_hour: 4, min_ms: 20_000, max_ms: 60_000 },
       outlier: { rate_per_hour: 60, min_ms: 20_000, max_ms: 90_000, min_offset: 0.17, max_offset: 0.25 },
       arb: null,
+      situations: noSituations,
       flip_contest_share: 0,
       trades_per_second: 0,
       async_fill_ms: null,
@@ -428,6 +455,7 @@ export const SIM_PERSONALITIES: Readonly<Record<SimPartnerId, SimPersonality>> =
       stale: noEpisodes,
       outlier: null,
       arb: null,
+      situations: noSituations,
       flip_contest_share: 0,
       trades_per_second: 0,
       async_fill_ms: null,

@@ -5,7 +5,7 @@ import type { Contest } from '../../domain/catalog.js';
 import type { GameState, PositionResult, PriceLevel } from '../types.js';
 import type { SimContestParams, SimPosition, SimPositionMeta } from './catalog.js';
 import type { SimInstrument } from './messages.js';
-import type { SimPartnerId, SimPersonality } from './personalities.js';
+import type { SimPartnerId, SimPersonality, SimSituationRates } from './personalities.js';
 
 export type Phase = 'scheduled' | 'live' | 'final';
 
@@ -63,6 +63,9 @@ export interface PosRt {
   /** Complementary position of a two-way group, or null (outrights). */
   complement: PosRt | null;
   listings: Listing[];
+  /** A price move's offset on the position's fair value (situations.ts), as of `shiftAt`; it decays. */
+  shift: number;
+  shiftAt: number;
 }
 
 export interface Listing {
@@ -85,6 +88,24 @@ export interface Listing {
   /** Contest settled: nothing offered any more. */
   closed: boolean;
   resting: OrderRt[];
+  /** The venue's recent prints on this listing, by executed_at (situations.ts recordTape bounds it). */
+  tape: TapeEntry[];
+  /** Random prints leave the listing alone until then (a one-way flow episode owns its tape). */
+  tapeHeldUntil: number;
+}
+
+export interface TapeEntry {
+  at: number;
+  usd: number;
+  buy: boolean;
+}
+
+/** A print a spontaneous situation has planned for later (situations.ts). */
+export interface ScheduledPrint {
+  at: number;
+  listing: Listing;
+  action: 'buy' | 'sell';
+  notional: number;
 }
 
 export interface Holding {
@@ -148,4 +169,8 @@ export interface VenueRt {
   orderSeq: number;
   tradeSeq: number;
   instrumentSeq: number;
+  /** Prints of running situation episodes, by time (bounded: each episode adds at most a few dozen). */
+  scheduled: ScheduledPrint[];
+  /** Situations the venue started on its own, by kind, since the market was made. */
+  situationsStarted: SimSituationRates;
 }

@@ -111,7 +111,7 @@ describe('GET partners', () => {
     const t = advanceSim();
     const c = await connect(k.router_account_id, { partner_id: 'sim_exchange', balance: 250 });
     expect(c.status).toBe(200);
-    expect(c.body.data).toEqual({ router_account_id: k.router_account_id, partner_id: 'sim_exchange', balance: 250, held: 0, credential_status: 'connected' });
+    expect(c.body.data).toEqual({ router_account_id: k.router_account_id, partner_id: 'sim_exchange', balance: 250, held: 0, credential_status: 'connected', scopes: ['balance:read', 'history:read', 'trade:execute'] });
     const r = await partners(k);
     const ex = venue(r.body, 'sim_exchange');
     expect(ex).toEqual({

@@ -65,6 +65,8 @@ const processor = new ExecuteProcessor({
   // A killed worker's job is handed on about a second after it died.
   lockMs: 1_000,
   concurrency: 2,
+  // The parent's adapters are reached for placements only (no order-update feed, no fetchOrder).
+  orderUpdates: false,
 });
 await Promise.all(processor.workers.map((w) => w.waitUntilReady()));
 process.send!({ type: 'ready' });

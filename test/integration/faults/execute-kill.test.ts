@@ -6,17 +6,14 @@
  * record (the simulator, in this process, as a venue lives outside the worker) and PostgreSQL agree:
  * one order at the venue, booked once, one hold, and the buy that was waiting answers with it.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { clientOrderId } from '../../../api/rest/orders/execution.js';
 import type { CreatedKey } from '../../../src/store/pg/keys.js';
-import { VenueError } from '../../../src/venues/errors.js';
 import { keyHeaders as H } from '../../support/accounts.js';
-import { ROOT } from '../../support/cli.js';
 import { get, send } from '../../support/http.js';
 import { startOrderStack, type OrderStack } from '../../support/order-stack.js';
+import { executeChild as spawnChild } from './execute-children.js';
 
 const VENUE = 'sim_book01';
 const START = 1_000;
@@ -32,48 +29,8 @@ beforeAll(async () => {
 }, 120_000);
 afterAll(async () => o?.close());
 
-interface Child {
-  proc: ChildProcess;
-  ready: Promise<void>;
-  exit: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-  stop(): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-}
-
 /** An execute worker in a child process whose venue calls reach this process's simulator. */
-function executeChild(failpoint: string): Child {
-  // `node --import tsx`, not the tsx CLI: the CLI forks a second process that SIGKILL would not reach.
-  const proc = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'test/integration/faults/execute-child.ts')], {
-    cwd: ROOT,
-    env: { ...process.env, ...o.s.env, FLOW_FAILPOINTS: failpoint },
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-  });
-  const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) => proc.once('exit', (code, signal) => r({ code, signal })));
-  let ready!: () => void;
-  const readyP = new Promise<void>((r) => (ready = r));
-  const reply = (m: object) => {
-    if (proc.connected) proc.send(m);
-  };
-  proc.on('message', (m: { type: string; n?: number; partner?: string; method?: string; args?: unknown[] }) => {
-    if (m.type === 'ready') ready();
-    else if (m.type === 'describe') reply({ type: 'descriptions', list: o.adapters.map((a) => a.describe()) });
-    else if (m.type === 'call') {
-      const adapter = o.adapters.find((a) => a.id === m.partner)! as unknown as Record<string, (...a: unknown[]) => Promise<unknown>>;
-      adapter[m.method!]!.apply(adapter, m.args!).then(
-        (value) => reply({ type: 'result', n: m.n, ok: true, value }),
-        (err: unknown) => reply({ type: 'result', n: m.n, ok: false, error: { kind: err instanceof VenueError ? err.kind : null, code: err instanceof VenueError ? err.code : 'internal', message: String((err as Error).message) } }),
-      );
-    }
-  });
-  return {
-    proc,
-    ready: readyP,
-    exit,
-    async stop() {
-      reply({ type: 'stop' });
-      return exit;
-    },
-  };
-}
+const executeChild = (failpoint: string) => spawnChild(o.s.env, o.adapters, failpoint);
 
 const venueOrders = (clientId: string) => [...o.market._venue(VENUE).orders.values()].filter((x) => x.client_order_id === clientId);
 

@@ -4,7 +4,7 @@
  * runs the preflight checks, is written as an intent, placed under its client_order_id and decided
  * with its ledger hold and events; the venue's record and PostgreSQL agree. Also: whole-contract
  * rounding, a venue's refusal, venue_disabled, halt and check_all_first, parallel across venues,
- * a resting limit, an async-fill venue, the bounded wait without a worker, a resumed buy, and one
+ * a resting limit (cancelled at its venue), an async-fill venue, the bounded wait without a worker, a resumed buy, and one
  * placement for 50 concurrent buys with one key.
  */
 import { randomUUID } from 'node:crypto';
@@ -223,12 +223,17 @@ describe('a real market leg', () => {
     expect(conn.expected_balance).toBeCloseTo(venueAccount('sim_book01').balance, 6);
     const resting = await get(app(), '/flow/v1/auth/orders/resting/me', H(k));
     expect(resting.body.data.orders.map((x: { router_order_id: string }) => x.router_order_id)).toContain(row.router_order_id);
-    // Working at the venue: cancelling only our record would be a lie while the venue can fill it.
+    // Working at the venue: the cancel goes to the venue (through its execute queue), which releases the remainder.
     const cancel = await send(app(), 'POST', '/flow/v1/auth/orders/cancel', { router_order_id: row.router_order_id }, H(k));
-    expect(cancel.status).toBe(409);
-    expect(cancel.body.error.code).toBe('venue_cancel_unavailable');
+    expect(cancel.status, JSON.stringify(cancel.body)).toBe(200);
+    expect(cancel.body.data).toEqual({ router_order_id: row.router_order_id, status: 'cancelled', unfilled_notional: 15 });
+    expect(venueOrders('sim_book01', clientOrderId(acct, key, 0))[0]).toMatchObject({ state: 'CANCELLED', open_qty: 0 });
+    expect((await holds('sim_book01')).filter((x) => x.router_order_id === row.router_order_id).map((x) => [x.kind, x.amount])).toEqual([
+      ['hold', hold.amount],
+      ['release', '15.000000'],
+    ]);
     const still = await get(app(), '/flow/v1/auth/orders/resting/me', H(k));
-    expect(still.body.data.orders.map((x: { router_order_id: string }) => x.router_order_id)).toContain(row.router_order_id);
+    expect(still.body.data.orders.map((x: { router_order_id: string }) => x.router_order_id)).not.toContain(row.router_order_id);
   });
 
   it('on an async-fill venue: pending, which does not halt, with the plan’s commitment (notional + estimated taker fee) held', async () => {

@@ -14,7 +14,7 @@ const clock = new ManualClock(FIXTURE_NOW);
 const app = () => s.built.app;
 
 // A route per entitlement the spec gates, so each plan's grant is checked through the real gate.
-const GATED = ['depth:read', 'gamestate:read', 'pricing:history', 'stream:realtime', 'stream:ticks', 'signals:read', 'trades:read', 'arbitrage:read', 'connect:read', 'connect:write', 'connect:trade', 'trade:execute', 'account:read', 'price_history', 'account_read'];
+const GATED = ['ai:invoke', 'depth:read', 'gamestate:read', 'pricing:history', 'stream:realtime', 'stream:ticks', 'signals:read', 'trades:read', 'arbitrage:read', 'connect:read', 'connect:write', 'connect:trade', 'trade:execute', 'account:read', 'price_history', 'account_read'];
 const probe = (app: FastifyInstance) => {
   for (const e of GATED) {
     app.get(`/flow/v1/__probe/${e.replace(":", "-")}`, { config: { entitlements: [e] } }, async () => ({ ok: true }));
@@ -81,12 +81,14 @@ describe('API key authentication', () => {
 });
 
 describe('plan entitlements', () => {
+  // Every plan reads the orders kit; pro and up every kit (docs/kits.md).
+  const PRO_KITS = ['kit:orders-reconcile', 'kit:price-history', 'kit:signals-arbitrage', 'kit:streaming-resume'];
   const expected: Record<Plan, string[]> = {
-    free: ['account:read', 'markets:read', 'reference:read'],
-    pro: ['account:read', 'arbitrage:read', 'depth:read', 'gamestate:read', 'markets:read', 'pricing:history', 'reference:read', 'signals:read', 'stream:realtime', 'trades:read'],
-    scale: ['account:read', 'arbitrage:read', 'depth:read', 'gamestate:read', 'markets:read', 'pricing:history', 'reference:read', 'signals:read', 'stream:realtime', 'stream:ticks', 'trades:read'],
-    organization: ['account:read', 'arbitrage:read', 'connect:read', 'connect:trade', 'connect:write', 'depth:read', 'gamestate:read', 'markets:read', 'pricing:history', 'reference:read', 'signals:read', 'stream:realtime', 'stream:ticks', 'trades:read'],
-    enterprise: ['account:read', 'arbitrage:read', 'connect:read', 'connect:trade', 'connect:write', 'depth:read', 'gamestate:read', 'markets:read', 'pricing:history', 'reference:read', 'signals:read', 'stream:realtime', 'stream:ticks', 'trades:read'],
+    free: ['account:read', 'kit:orders-reconcile', 'markets:read', 'reference:read'],
+    pro: ['account:read', 'ai:invoke', 'arbitrage:read', 'depth:read', 'gamestate:read', ...PRO_KITS, 'markets:read', 'pricing:history', 'reference:read', 'signals:read', 'stream:realtime', 'trades:read'],
+    scale: ['account:read', 'ai:invoke', 'arbitrage:read', 'depth:read', 'gamestate:read', ...PRO_KITS, 'markets:read', 'pricing:history', 'reference:read', 'signals:read', 'stream:realtime', 'stream:ticks', 'trades:read'],
+    organization: ['account:read', 'ai:invoke', 'arbitrage:read', 'connect:read', 'connect:trade', 'connect:write', 'depth:read', 'gamestate:read', ...PRO_KITS, 'markets:read', 'pricing:history', 'reference:read', 'signals:read', 'stream:realtime', 'stream:ticks', 'trades:read'],
+    enterprise: ['account:read', 'ai:invoke', 'arbitrage:read', 'connect:read', 'connect:trade', 'connect:write', 'depth:read', 'gamestate:read', ...PRO_KITS, 'markets:read', 'pricing:history', 'reference:read', 'signals:read', 'stream:realtime', 'stream:ticks', 'trades:read'],
   };
   for (const plan of PLANS) {
     it(`${plan}: /auth/me lists the plan's entitlements and the gate enforces each`, async () => {

@@ -8,6 +8,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { divMicros, floorTo, mulMicros, toMicros, UNIT } from '../../../src/domain/money.js';
 import { microLevels, walkBook } from '../../../src/domain/book-walk.js';
+import { NO_POLICY } from '../../../src/domain/execution-limits.js';
 import { evaluateLeg, LegBatch, needsLiveBook, type LegInput, type LegMarket } from '../../../src/domain/order-checks.js';
 import type { ResolvedLeg } from '../../../src/domain/orders.js';
 import { simPartners } from '../../../src/venues/sim/personalities.js';
@@ -81,6 +82,7 @@ const leg = (over: Partial<ResolvedLeg> = {}): ResolvedLeg => ({
 const market = (levels: { price: number; available: number }[], partnerId = 'sim_exchange'): LegMarket => ({
   position_hash: 'ct:moneyline:home:0:tm:ft',
   open: true,
+  league_id: 'lg_test',
   quote: levels[0] ? { partner_id: partnerId, liquidity_hash: `${partnerId}:x`, price: levels[0].price, available: levels[0].available, is_stale: false } : null,
   levels,
   fee: { kind: 'pq', taker_rate: 0.07, maker_rate: 0.0175 },
@@ -94,6 +96,7 @@ const input = (l: ResolvedLeg, m: LegMarket, partnerId = l.partner_id): LegInput
   market: m,
   verify: false,
   live: null,
+  policy: NO_POLICY,
 });
 
 describe('evaluateLeg', () => {
@@ -139,7 +142,7 @@ describe('LegBatch', () => {
   };
 
   it('sums legs per venue against a synced balance; other venues and venues without a figure pass', () => {
-    const b = new LegBatch(new Map([['sim_exchange', { available: toMicros(10), synced: true }]]), { halt: false, checkAllFirst: false });
+    const b = new LegBatch(new Map([['sim_exchange', { available: toMicros(10), synced: true }]]), { halt: false, checkAllFirst: false }, NO_POLICY);
     expect(b.settle(evaluated(0, 'sim_exchange', 4)).result.accepted).toBe(true);
     expect(b.settle(evaluated(1, 'sim_book01', 500)).result.accepted).toBe(true);
     expect(b.settle(evaluated(2, 'sim_exchange', 4)).result.accepted).toBe(true);
@@ -152,7 +155,7 @@ describe('LegBatch', () => {
   });
 
   it('a stale balance warns and still counts the leg', () => {
-    const b = new LegBatch(new Map([['sim_exchange', { available: toMicros(5), synced: false }]]), { halt: true, checkAllFirst: false });
+    const b = new LegBatch(new Map([['sim_exchange', { available: toMicros(5), synced: false }]]), { halt: true, checkAllFirst: false }, NO_POLICY);
     const r = b.settle(evaluated(0, 'sim_exchange', 8)).result;
     expect(r).toMatchObject({ accepted: true, warnings: ['insufficient_balance'] });
     expect(b.skipping).toBe(false);
@@ -161,7 +164,7 @@ describe('LegBatch', () => {
   it('halt: the first failure stops the request, unless check_all_first checked every leg', () => {
     const failing = evaluateLeg(input(leg({ max_price: 0.4 }), market([{ price: 0.5, available: 100 }])));
     for (const checkAllFirst of [false, true]) {
-      const b = new LegBatch(new Map(), { halt: true, checkAllFirst });
+      const b = new LegBatch(new Map(), { halt: true, checkAllFirst }, NO_POLICY);
       b.settle(evaluated(0, 'sim_exchange', 4));
       expect(b.skipping).toBe(false);
       b.settle({ ...failing, result: { ...failing.result, index: 1 } });
