@@ -35,8 +35,11 @@ export function executeChild(env: Record<string, string | undefined>, adapters: 
   const exit = new Promise<ExitStatus>((r) => proc.once('exit', (code, signal) => r({ code, signal })));
   let ready!: () => void;
   const readyP = new Promise<void>((r) => (ready = r));
+  // A killed worker can die between the connected check and the write: with a callback the failed
+  // send is handed to it (ignored: the worker's call dies with it, as a venue call of a killed
+  // worker does) instead of surfacing as an unhandled 'error' event (EPIPE) on the process.
   const reply = (m: object) => {
-    if (proc.connected) proc.send(m);
+    if (proc.connected) proc.send(m, () => {});
   };
   proc.on('message', (m: { type: string; n?: number; partner?: string; method?: string; args?: unknown[] }) => {
     if (m.type === 'ready') ready();
