@@ -46,9 +46,17 @@ async function signalsOf(contestId: string, type: string): Promise<any[]> {
 const updateWith = (ws: WsClient, contestId: string, type: string) =>
   ws.next((m) => m.type === 'signal.update' && m.contest_id === contestId && m.signals.some((s: any) => s.signal_type === type), 60_000);
 
-/** Moneyline home positions of distinct contests that sim_exchange quotes mid-range: one per test, so no test sees another's prints or moves. */
-let spots: { contestId: string; position: string }[] = [];
-const spot = () => spots.shift()!;
+/**
+ * Moneyline home positions of distinct contests that sim_exchange quotes mid-range: one per test, so
+ * no test sees another's prints or moves. `arbFree`: the contest showed no arbitrage once the market
+ * froze (a forced arbitrage there is then the cheapest pair, options[0], and its clear clears all).
+ */
+let spots: { contestId: string; position: string; arbFree: boolean }[] = [];
+const spot = (pred: (s: (typeof spots)[number]) => boolean = () => true) => {
+  const i = spots.findIndex(pred);
+  expect(i, 'a spot fit for the test').toBeGreaterThanOrEqual(0);
+  return spots.splice(i, 1)[0]!;
+};
 
 beforeAll(async () => {
   svc = await startService({ FLOW_STREAM_MAX_CONNECTIONS_PER_KEY: '10' });
@@ -57,12 +65,16 @@ beforeAll(async () => {
   await c.sim('/sim/v1/freeze', { frozen: true });
   const contests = (await c.api('/flow/v1/contests?limit=200')).body.data.filter((x: any) => x.tags.home_team);
   for (const ct of contests) {
-    if (spots.length >= 4) break;
+    if (spots.length >= 8) break;
     const liq = await eventually(() => c.api(`/flow/v1/contests/${ct.id}/liquidity`), (r) => r.body.data.length > 0);
     const home = liq.body.data.find((p: any) => p.market_key === 'moneyline' && p.partner_liquidities.some((q: any) => q.partner_id === 'sim_exchange' && q.price >= 0.3 && q.price <= 0.7 && q.available > 0));
-    if (home) spots.push({ contestId: ct.id, position: home.position_hash });
+    if (!home) continue;
+    const arbs = await c.api(`/flow/v1/arbitrages?contest_id=${encodeURIComponent(ct.id)}`);
+    expect(arbs.status).toBe(200);
+    spots.push({ contestId: ct.id, position: home.position_hash, arbFree: arbs.body.data.length === 0 });
   }
-  expect(spots.length).toBe(4);
+  expect(spots.length).toBeGreaterThanOrEqual(6);
+  expect(spots.some((x) => x.arbFree)).toBe(true);
 }, 120_000);
 afterAll(async () => {
   for (const s of sockets) await s.close().catch(() => undefined);
@@ -71,7 +83,8 @@ afterAll(async () => {
 
 describe('signals end to end', () => {
   it('a forced arbitrage: on the arbitrage channel, GET /arbitrages and as a signal; once it is gone, both channels clear', async () => {
-    const at = spot();
+    // A contest without an arbitrage of its own: one already there (an outlier's, before the freeze) could be the cheaper pair.
+    const at = spot((x) => x.arbFree);
     // Subscribed before the arbitrage exists, so every update of the contest is seen in order.
     const ws = await open();
     expect((await ws.request({ action: 'subscribe', channel: 'signal', contest_ids: [at.contestId] })).type).toBe('subscribed');
@@ -118,8 +131,21 @@ describe('signals end to end', () => {
   }, 200_000);
 
   it('a forced one-way flow: flow_imbalance', async () => {
-    const s = await force({ type: 'flow_imbalance', partner_id: 'sim_exchange', position_hash: spot().position, direction: 'buy', prints: 6, notional_usd: 3_000 });
-    const [flow] = (await signalsOf(s.contest_id, 'flow_imbalance')).filter((x) => x.position.position_hash === s.position_hash);
+    // The rule is unanimity over the position's last minute on every venue: a print of the other side
+    // published just before the freeze (on any venue) rightly keeps the signal off. Such a spot is
+    // left after a while for the next one; a forced flow on a quiet position must be found.
+    let found: any[] = [];
+    let s!: Situation;
+    for (let tries = 0; tries < 3 && found.length === 0; tries++) {
+      s = await force({ type: 'flow_imbalance', partner_id: 'sim_exchange', position_hash: spot().position, direction: 'buy', prints: 6, notional_usd: 3_000 });
+      const r = await eventually(
+        () => c.api(`/flow/v1/signals?contest_id=${encodeURIComponent(s.contest_id)}&type=flow_imbalance&include_beta=true`),
+        (x) => x.status === 200 && x.body.data.some((f: any) => f.position.position_hash === s.position_hash),
+        20_000,
+      );
+      found = r.body.data.filter((f: any) => f.position.position_hash === s.position_hash);
+    }
+    const [flow] = found;
     expect(flow).toMatchObject({ signal_type: 'flow_imbalance', evidence: { sell_notional_usd: 0 } });
     expect(flow.evidence.buy_notional_usd).toBeGreaterThanOrEqual(1_000);
   }, 200_000);
