@@ -3,6 +3,7 @@
  * place allowed to import from every layer (src, pipelines, api).
  */
 import { Registry, collectDefaultMetrics } from 'prom-client';
+import { askPlannerFor } from '../api/mcp/provider-planner.js';
 import type { AppContext } from '../api/rest/context.js';
 import { systemClock, type Clock } from '../src/clock.js';
 import type { Config } from '../src/config.js';
@@ -31,7 +32,7 @@ export interface Runtime {
 
 /** What the REST app needs of a runtime (the api role, tests and benches build it the same way). */
 export function appContext(rt: Runtime, overrides: Partial<AppContext> = {}): AppContext {
-  return {
+  const ctx: AppContext = {
     config: rt.config,
     log: rt.log,
     clock: rt.clock,
@@ -43,6 +44,9 @@ export function appContext(rt: Runtime, overrides: Partial<AppContext> = {}): Ap
     metrics: rt.metrics,
     ...overrides,
   };
+  // The MCP ask tool plans through the configured AI provider (FLOW_ASK_PROVIDER), else by rules.
+  ctx.askPlanner ??= askPlannerFor(ctx);
+  return ctx;
 }
 
 export async function openRuntime(config: Config, log: Logger, opts: { clock?: Clock; defaultMetrics?: boolean } = {}): Promise<Runtime> {

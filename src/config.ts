@@ -4,7 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
-import type { AiProvider } from './domain/ai.js';
+import { AI_PROVIDERS, type AiProvider } from './domain/ai.js';
 import { KalshiConfigError, kalshiSettingsFromEnv, type KalshiSettings } from './venues/kalshi/config.js';
 import { DEFAULT_MAX_EVENTS, POLYMARKET_DEFAULT_URLS } from './venues/polymarket/venue.js';
 
@@ -55,6 +55,11 @@ export interface Config {
   aiKeySecret: string;
   /** The AI pass-through's providers (docs/ai.md): where each is, and the service's own key for managed credits (null: none). */
   ai: Record<AiProvider, { baseUrl: string; apiKey: string | null }>;
+  /**
+   * The MCP `ask` tool's planner (docs/mcp.md "ask"): the provider whose model plans, through the AI
+   * pass-through's credentials, and its model; provider null: the rule-based planner.
+   */
+  ask: { provider: AiProvider | null; model: string };
   /** The Kalshi adapter's settings (FLOW_KALSHI_*; docs/configuration.md, docs/venues.md). */
   kalshi: KalshiSettings;
   /** The Polymarket adapter (FLOW_VENUES=polymarket): hosts and catalog scope (docs/configuration.md). */
@@ -160,6 +165,26 @@ function aiConfig(env: NodeJS.ProcessEnv): Config['ai'] {
   };
 }
 
+/** The model each provider's planner asks when FLOW_ASK_MODEL is unset. */
+export const DEFAULT_ASK_MODEL: Record<AiProvider, string> = { anthropic: 'claude-sonnet-4-5', openai: 'gpt-4.1-mini' };
+
+/**
+ * Which planner answers `ask`: FLOW_ASK_PROVIDER (anthropic, openai, or rule); unset, the provider
+ * the service holds a managed key for (Anthropic first), else the rule-based planner.
+ */
+function askConfig(env: NodeJS.ProcessEnv, ai: Config['ai']): Config['ask'] {
+  const raw = env.FLOW_ASK_PROVIDER;
+  let provider: AiProvider | null;
+  if (raw === undefined || raw === '') provider = ai.anthropic.apiKey ? 'anthropic' : ai.openai.apiKey ? 'openai' : null;
+  else if (raw === 'rule') provider = null;
+  else if ((AI_PROVIDERS as readonly string[]).includes(raw)) provider = raw as AiProvider;
+  else throw new ConfigError(`FLOW_ASK_PROVIDER must be ${AI_PROVIDERS.join(', ')} or rule, got ${JSON.stringify(raw)}`);
+  const model = env.FLOW_ASK_MODEL || DEFAULT_ASK_MODEL[provider ?? 'anthropic'];
+  // The pass-through's own rule for a model id (InferenceBody.model).
+  if (!/^[\x21-\x7e]{1,200}$/.test(model)) throw new ConfigError(`FLOW_ASK_MODEL must be a model id of 1-200 printable characters without spaces, got ${JSON.stringify(model)}`);
+  return { provider, model };
+}
+
 function bool(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
@@ -196,6 +221,7 @@ export function parseRoles(raw: string | undefined): Role[] {
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, secrets: SecretSource = processSecrets): Config {
   const dataDir = path.resolve(env.FLOW_DATA_DIR || './data');
   const secret = (name: SecretName): string => env[SECRETS[name].variable] || secrets(name, path.join(dataDir, SECRETS[name].file));
+  const ai = aiConfig(env);
   return {
     host: env.HOST || '127.0.0.1',
     port: int(env, 'PORT', 8080, 0, 65535),
@@ -220,7 +246,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, secrets: Secret
     execute: executeConfig(env),
     kitWatermarkSecret: secret('kitWatermarkSecret'),
     aiKeySecret: secret('aiKeySecret'),
-    ai: aiConfig(env),
+    ai,
+    ask: askConfig(env, ai),
     kalshi: kalshiConfig(env),
     polymarket: polymarketConfig(env),
   };

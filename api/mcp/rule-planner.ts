@@ -1,6 +1,6 @@
 /**
  * The rule-based planner of the MCP `ask` tool (docs/mcp.md "ask"): used when no AI provider is
- * configured, and it says so in every answer. It plans from keywords, in this order:
+ * configured, or when the provider planner cannot answer, and it says so (and why) in every answer. It plans from keywords, in this order:
  *
  * 1. Which contest the question is about: a contest id written in it (get_contest on each word that
  *    looks like an id, at most three), else its longest words searched as title text (list_contests
@@ -66,7 +66,12 @@ export class RuleBasedPlanner implements AskPlanner {
   readonly name = RULE_BASED;
   readonly creditsPerQuestion = 1;
 
-  async answer(question: string, reads: AskReads): Promise<AskAnswer> {
+  answer(question: string, reads: AskReads): Promise<AskAnswer> {
+    return this.answerBecause(question, reads, 'no AI provider is configured');
+  }
+
+  /** The answer, its first line saying why this planner answered (`why`: no provider, or the provider planner's failure). */
+  async answerBecause(question: string, reads: AskReads, why: string): Promise<AskAnswer> {
     const steps: AskStep[] = [];
     const run = async (tool: string, args: Record<string, unknown>): Promise<AskStep> => {
       const step = await reads.call(tool, args);
@@ -104,7 +109,7 @@ export class RuleBasedPlanner implements AskPlanner {
       );
     }
 
-    const header = 'Answered by the rule-based planner (no AI provider is configured): it matched keywords of the question and ran the reads listed in steps.';
+    const header = `Answered by the rule-based planner (${why}): it matched keywords of the question and ran the reads listed in steps.`;
     return { answer: [header, ...lines].join('\n'), planner: RULE_BASED, steps };
   }
 

@@ -25,6 +25,7 @@ import { creditsExhausted, refundCredits, spendCredits } from '../../src/store/p
 import { usageId } from '../../src/store/redis/gate.js';
 import { asStoreUnavailable } from '../../src/store/unavailable.js';
 import { SERVICE_ACCOUNT_HEADER } from '../rest/account/acting.js';
+import { abortOnHangUp } from '../rest/ai/upstream.js';
 import type { AppContext } from '../rest/context.js';
 import { validationError } from '../rest/plugins/errors.js';
 import type { Gatekeeper } from '../rest/plugins/gate.js';
@@ -32,7 +33,7 @@ import { createAjv } from '../rest/plugins/validation.js';
 import { Text } from '../rest/schemas.js';
 import { toolsOf, type ToolAnswer, type ToolCaller, type ToolDef, type ToolRegistry } from '../rest/tools.js';
 import type { AskReads, AskStep } from './planner.js';
-import { RuleBasedPlanner } from './rule-planner.js';
+import { RULE_BASED, RuleBasedPlanner } from './rule-planner.js';
 
 export const MCP_PATH = '/mcp';
 
@@ -140,7 +141,7 @@ export function mcpRoutes(app: FastifyInstance, deps: McpDeps): void {
   tools.add({
     name: 'ask',
     description:
-      'Answers a natural-language question about markets (contests, prices, game state, price history, leagues, venues) by planning calls over the read tools. Spends reasoning credits from the workspace’s monthly allowance (at least one per question; GET /flow/v1/auth/me shows credits.used_this_period); not counted as a request.',
+      `Answers a natural-language question about markets (contests, prices, game state, price history, leagues, venues) by planning calls over the read tools (${planner.name === RULE_BASED ? 'with a rule-based planner' : `with ${planner.name}’s model`}). Spends reasoning credits from the workspace’s monthly allowance (at least one per question; GET /flow/v1/auth/me shows credits.used_this_period); not counted as a request.`,
     rest: '(none: planned over the read tools)',
     entitlements: [],
     dayExempt: false,
@@ -152,13 +153,14 @@ export function mcpRoutes(app: FastifyInstance, deps: McpDeps): void {
       if (!spent.ok) throw creditsExhausted(spent.credits);
       let answer;
       try {
-        answer = await planner.answer(args.question as string, askReads(caller));
+        answer = await planner.answer(args.question as string, askReads(caller), { caller, signal: caller.signal ?? new AbortController().signal });
       } catch (err) {
-        // No answer, no charge.
+        // No answer, no charge for the question (model calls a provider answered stay spent, as on the AI pass-through).
         await refundCredits(ctx.pool, spent.spend);
         throw err;
       }
-      return { data: { question: args.question, ...answer, credits_spent: planner.creditsPerQuestion } };
+      const { extraCredits = 0, fallback, ...rest } = answer;
+      return { data: { question: args.question, ...rest, credits_spent: planner.creditsPerQuestion + extraCredits, ...(fallback ? { fallback } : {}) } };
     },
   });
 
@@ -176,7 +178,8 @@ export function mcpRoutes(app: FastifyInstance, deps: McpDeps): void {
     const principal = keeper.principal(rec);
     // The response counter counts a 4xx of a known caller as one of its errors, as on REST.
     req.principal = principal;
-    const caller: ToolCaller = { principal, serviceAccount: req.headers[SERVICE_ACCOUNT_HEADER], requestId: req.id };
+    // The signal stops a provider planner's model calls when the caller hangs up (ask).
+    const caller: ToolCaller = { principal, serviceAccount: req.headers[SERVICE_ACCOUNT_HEADER], requestId: req.id, signal: abortOnHangUp(reply).signal };
     const server = buildServer(tools, (name, args) => callTool(rec, caller, name, args));
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     try {

@@ -17,6 +17,8 @@ export interface ToolCaller {
   serviceAccount: string | string[] | undefined;
   /** The HTTP request's id: a fault is logged under it. */
   requestId: string;
+  /** Aborted when the caller goes away before its answer (absent: never). */
+  signal?: AbortSignal;
 }
 
 /** The REST answer's members a tool returns. */

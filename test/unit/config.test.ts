@@ -92,6 +92,16 @@ describe('config', () => {
     expect(c.ai).toEqual({ anthropic: { baseUrl: 'http://127.0.0.1:9999/proxy', apiKey: null }, openai: { baseUrl: 'http://llm.internal', apiKey: 'sk-x' } });
     for (const bad of ['ftp://x', 'not a url', 'http://x/?q=1', 'https://user:pw@x']) expect(() => loadConfig({ FLOW_OPENAI_BASE_URL: bad }), bad).toThrow(/FLOW_OPENAI_BASE_URL/);
   });
+  it('ask’s planner: FLOW_ASK_PROVIDER, else the provider of a managed key (Anthropic first), else the rule-based planner; the model checked', () => {
+    expect(loadConfig({}).ask).toEqual({ provider: null, model: 'claude-sonnet-4-5' });
+    expect(loadConfig({ FLOW_OPENAI_API_KEY: 'sk-o' }).ask).toEqual({ provider: 'openai', model: 'gpt-4.1-mini' });
+    expect(loadConfig({ FLOW_OPENAI_API_KEY: 'sk-o', FLOW_ANTHROPIC_API_KEY: 'sk-a' }).ask.provider).toBe('anthropic');
+    expect(loadConfig({ FLOW_ANTHROPIC_API_KEY: 'sk-a', FLOW_ASK_PROVIDER: 'rule' }).ask.provider).toBeNull();
+    // Named without a managed key: accounts with their own key plan through it (the others fall back to rules).
+    expect(loadConfig({ FLOW_ASK_PROVIDER: 'openai', FLOW_ASK_MODEL: 'gpt-x' }).ask).toEqual({ provider: 'openai', model: 'gpt-x' });
+    expect(() => loadConfig({ FLOW_ASK_PROVIDER: 'gemini' })).toThrow(/FLOW_ASK_PROVIDER must be anthropic, openai or rule/);
+    expect(() => loadConfig({ FLOW_ASK_PROVIDER: 'anthropic', FLOW_ASK_MODEL: 'a model' })).toThrow(/FLOW_ASK_MODEL/);
+  });
   it('refuses bad values with a message naming the variable', () => {
     expect(() => loadConfig({ PORT: 'eighty' })).toThrow(/PORT must be an integer/);
     expect(() => loadConfig({ PORT: '70000' })).toThrow(ConfigError);

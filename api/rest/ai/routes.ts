@@ -19,7 +19,6 @@ import {
   FORWARDED_REQUEST_HEADERS,
   INFERENCE_ROLES,
   ProviderAnswerError,
-  providerErrorMessage,
   providerPath,
   providerRequest,
   resultFromAnswer,
@@ -36,7 +35,7 @@ import { BAD_REQUEST_CODES, Errors, errorsWith, Ok, orProviderBody, ProviderBody
 import { Meta } from '../openapi/shapes.js';
 import type { Agrees, Same } from '../openapi/shapes.js';
 import { sendEnvelope } from '../reply.js';
-import { abortOnHangUp, answerHeaders, callProvider, credentialFor, drained, providerFailure, refund, relay, type Credential } from './upstream.js';
+import { abortOnHangUp, answerHeaders, callProvider, credentialFor, drained, modelAnswerFailure, providerFailure, refund, relay, type Credential } from './upstream.js';
 
 const AI_ROUTE = { entitlements: ['ai:invoke'], dayExempt: true };
 const closed = { additionalProperties: false } as const;
@@ -189,13 +188,8 @@ export function aiRoutes(app: FastifyInstance, ctx: AppContext): void {
         signal: ac.signal,
       });
       count(provider, cred, String(res.status));
-      const failure = await providerFailure(ctx, provider, cred, res);
+      const failure = await modelAnswerFailure(ctx, provider, cred, res);
       if (failure) throw failure;
-      if (!res.ok) {
-        await refund(ctx, cred);
-        const err = await res.json().catch(() => null);
-        throw new ApiError(res.status, 'provider_rejected', `${provider} refused the request: ${providerErrorMessage(err) ?? `HTTP ${res.status}`}`, { provider, provider_status: res.status, provider_error: err });
-      }
       if (body.stream) return streamInference(reply, provider, body.model, res, ac.signal);
       let result: InferenceResultT;
       try {

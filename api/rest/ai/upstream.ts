@@ -11,11 +11,12 @@
 import { once } from 'node:events';
 import type { Writable } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { FORWARDED_RESPONSE_HEADERS, providerAuthHeaders, type AiProvider } from '../../../src/domain/ai.js';
+import { FORWARDED_RESPONSE_HEADERS, providerAuthHeaders, providerErrorMessage, type AiProvider } from '../../../src/domain/ai.js';
 import { ApiError } from '../../../src/errors.js';
 import { ownAiKey } from '../../../src/store/pg/ai-keys.js';
 import { creditsExhausted, refundCredits, spendCredits, type CreditSpend } from '../../../src/store/pg/credits.js';
-import { actingAccount } from '../account/acting.js';
+import type { Principal } from '../../../src/domain/principal.js';
+import { actingAccountOf, SERVICE_ACCOUNT_HEADER } from '../account/acting.js';
 import type { AppContext } from '../context.js';
 
 export interface Credential {
@@ -27,12 +28,23 @@ export interface Credential {
 
 const envName = (provider: AiProvider) => `FLOW_${provider.toUpperCase()}_API_KEY`;
 
+/** Who a call is made for: the key's principal and the X-Service-Account it names (a REST request's, or an MCP request's). */
+export interface AiCaller {
+  principal: Principal;
+  serviceAccount: string | string[] | undefined;
+}
+
 /**
  * The key this call runs on, after spending its credit when it is the service's and the call runs a
  * model (`costs`: a POST; a GET lists or reads what the provider holds, and costs nothing).
  */
-export async function credentialFor(req: FastifyRequest, ctx: AppContext, provider: AiProvider, costs: boolean): Promise<Credential> {
-  const account = await actingAccount(req, ctx.pool);
+export function credentialFor(req: FastifyRequest, ctx: AppContext, provider: AiProvider, costs: boolean): Promise<Credential> {
+  return credentialOf({ principal: req.principal, serviceAccount: req.headers[SERVICE_ACCOUNT_HEADER] }, ctx, provider, costs);
+}
+
+/** credentialFor, for a caller that is not a REST request (the MCP `ask` tool's provider planner). */
+export async function credentialOf(caller: AiCaller, ctx: AppContext, provider: AiProvider, costs: boolean): Promise<Credential> {
+  const account = await actingAccountOf(caller.principal, caller.serviceAccount, ctx.pool);
   const own = await ownAiKey(ctx.pool, ctx.config.aiKeySecret, account, provider);
   if (own.kind === 'key') return { kind: 'own', key: own.key, spend: null };
   if (own.kind === 'unreadable') {
@@ -43,7 +55,7 @@ export async function credentialFor(req: FastifyRequest, ctx: AppContext, provid
     throw new ApiError(403, 'provider_key_required', `this account has no ${provider} key linked and the service offers no managed ${provider} credits; link your own key (docs/ai.md)`, { provider });
   }
   if (!costs) return { kind: 'managed', key: managed, spend: null };
-  const p = req.principal;
+  const p = caller.principal;
   const spent = await spendCredits(ctx.pool, { workspaceId: p.workspace_id, plan: p.plan, amount: 1, nowMs: ctx.clock.now() });
   if (!spent.ok) throw creditsExhausted(spent.credits);
   return { kind: 'managed', key: managed, spend: spent.spend };
@@ -83,11 +95,22 @@ export async function callProvider(
     });
   } catch (err) {
     await refund(ctx, cred);
-    if (req.signal.aborted) throw new ApiError(499, 'client_closed', 'the caller closed the connection');
+    if (req.signal.aborted) throw abortedCall(provider, req.signal);
     const cause = (err as { cause?: { code?: string } }).cause?.code ?? (err as Error).name;
     ctx.log.warn({ provider, cause }, 'AI provider unreachable');
     throw new ApiError(502, 'provider_unreachable', `${provider} could not be reached (${cause}); retry later`, { provider });
   }
+}
+
+/**
+ * Why a call was aborted: the caller went away (499 client_closed), or a deadline the caller set
+ * (AbortSignal.timeout) passed first (504 provider_timeout).
+ */
+export function abortedCall(provider: AiProvider, signal: AbortSignal): ApiError {
+  if ((signal.reason as { name?: string } | undefined)?.name === 'TimeoutError') {
+    return new ApiError(504, 'provider_timeout', `${provider} did not answer in time; retry later`, { provider });
+  }
+  return new ApiError(499, 'client_closed', 'the caller closed the connection');
 }
 
 /**
@@ -118,6 +141,20 @@ export async function providerFailure(ctx: AppContext, provider: AiProvider, cre
     return new ApiError(502, 'provider_error', `${provider} answered HTTP ${status}; retry later`, { provider, provider_status: status });
   }
   return new ApiError(status, 'provider_error', `${provider} answered HTTP ${status}: ${text.slice(0, 300)}`, { provider, provider_status: status });
+}
+
+/**
+ * The error an answer to a model call read here (not relayed) becomes, or null for a success: what
+ * providerFailure maps, and any other 4xx as provider_rejected with the provider's status, message
+ * and body. The credit of a call that fails is given back.
+ */
+export async function modelAnswerFailure(ctx: AppContext, provider: AiProvider, cred: Credential, res: Response): Promise<ApiError | null> {
+  const failure = await providerFailure(ctx, provider, cred, res);
+  if (failure) return failure;
+  if (res.ok) return null;
+  await refund(ctx, cred);
+  const err = await res.json().catch(() => null);
+  return new ApiError(res.status, 'provider_rejected', `${provider} refused the request: ${providerErrorMessage(err) ?? `HTTP ${res.status}`}`, { provider, provider_status: res.status, provider_error: err });
 }
 
 /** The provider's answer headers a caller may see, with the gate's rate-limit headers. */
