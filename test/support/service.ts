@@ -33,6 +33,8 @@ export async function startService(extraEnv: Record<string, string> = {}, reuse?
     FLOW_JWT_SECRET: 'test-jwt-secret',
     FLOW_CURSOR_SECRET: 'test-cursor-secret',
     LOG_LEVEL: 'info',
+    // A provider key in the machine's environment must not send the tests' questions to a real provider.
+    FLOW_ASK_PROVIDER: 'rule',
     ...extraEnv,
   };
   // `flow all` runs every role whatever FLOW_ROLES says; `flow start` honours it.
