@@ -32,7 +32,7 @@ import { isRetryable, writerMetrics, type Inserter, type WriterMetrics } from '.
 import { createRedis, type Keyspace, type Redis } from '../../src/store/redis/client.js';
 import { compareStreamIds, LOG_LIMITS, logKeys, toHistEntries } from '../../src/store/redis/eventlog.js';
 import { encodeEntries, HIST_TABLES, type TableBody } from './encode.js';
-import { Lease } from './lease.js';
+import { ensureGroup, LeasedLoop, LeaseLost, readGroup, type RawEntry } from './leased-loop.js';
 import { luaCommands } from '../../src/store/redis/script.js';
 
 export const HISTORY_GROUP = 'history';
@@ -95,8 +95,6 @@ interface Plan {
   entries: number;
 }
 
-type RawEntry = [id: string, fields: string[] | null];
-
 export interface ConsumerStats {
   active: boolean;
   batches: number;
@@ -106,8 +104,6 @@ export interface ConsumerStats {
   lostEntries: number;
   insertErrors: number;
 }
-
-class LeaseLost extends Error {}
 
 // KEYS: lease, plan. ARGV: token, plan JSON. 0 when the lease is not ours.
 const PLAN_LUA = `
@@ -220,16 +216,9 @@ export class HistoryConsumer {
   private readonly keys: ReturnType<typeof historyKeys>;
   private readonly conn: Redis;
   private readonly scripts: ConsumerScripts;
-  private readonly lease: Lease;
+  private readonly loop: LeasedLoop;
   private readonly metrics: ConsumerMetrics;
   private readonly tokenPrefix: string;
-  private readonly renewTimer: NodeJS.Timeout;
-  private running: Promise<void> | null = null;
-  private stopping = false;
-  private active = false;
-  /** False until the plan left by a previous holder (if any) has been re-sent. */
-  private recovered = false;
-  private wake: (() => void) | null = null;
   private lastCapWarning = 0;
   /** The plan this writer recorded and has not acknowledged yet: re-sending it after a failed insert is routine. */
   private ownPlan: string | null = null;
@@ -251,22 +240,37 @@ export class HistoryConsumer {
     this.scripts = luaCommands(this.conn, { flowHistPlan: { numberOfKeys: 2, lua: PLAN_LUA }, flowHistAck: { numberOfKeys: 3, lua: ACK_LUA } }) as unknown as ConsumerScripts;
     // Swallowed here: every failing command is handled where it is sent.
     this.conn.on('error', () => undefined);
-    this.lease = new Lease(d.redis, this.keys.lease, this.o.leaseMs);
     this.metrics = consumerMetrics(d.metrics ?? new Registry());
     this.metrics.consumers.add(this);
-    this.renewTimer = setInterval(() => void this.renew(), Math.max(50, this.o.leaseMs / 4));
-    this.renewTimer.unref();
+    this.loop = new LeasedLoop(
+      d.redis,
+      this.keys.lease,
+      { leaseMs: this.o.leaseMs, retryBaseMs: this.o.retryBaseMs, retryMaxMs: this.o.retryMaxMs, log: d.log, fields: {}, what: 'history writer' },
+      {
+        taken: async () => d.log.info({ backlog: await this.backlog().catch(() => null) }, 'history writer lease taken: writing the history log to ClickHouse'),
+        // What a previous holder (or a failed round) left: the plan it recorded, then the pending entries.
+        recover: async () => {
+          await ensureGroup(this.conn, this.keys.hist, HISTORY_GROUP);
+          await this.replayPlan();
+        },
+        round: () => this.step(),
+      },
+    );
+  }
+
+  private get lease() {
+    return this.loop.lease;
   }
 
   /** Starts the loop: standby until the lease is ours, then write. */
   start(): this {
-    this.running ??= this.loop();
+    this.loop.start();
     return this;
   }
 
   /** True while this process holds the lease and writes. */
   isActive(): boolean {
-    return this.active && this.lease.held();
+    return this.loop.isActive();
   }
 
   stats(): ConsumerStats {
@@ -278,12 +282,7 @@ export class HistoryConsumer {
    * its entries pending with their plan), gives the lease up and closes the connection.
    */
   async stop(timeoutMs = 5_000): Promise<void> {
-    this.stopping = true;
-    this.wake?.();
-    clearInterval(this.renewTimer);
-    if (this.running) await Promise.race([this.running, new Promise((r) => setTimeout(r, timeoutMs).unref())]);
-    if (this.active) await this.lease.release().catch(() => undefined);
-    this.active = false;
+    await this.loop.stop(timeoutMs);
     this.metrics.consumers.delete(this);
     this.conn.disconnect();
   }
@@ -317,83 +316,10 @@ export class HistoryConsumer {
     }
   }
 
-  // ---- the loop ----
+  // ---- the rounds ----
 
-  private async renew(): Promise<void> {
-    if (!this.active || this.stopping) return;
-    try {
-      if (!(await this.lease.acquire())) this.d.log.warn('history writer lease taken by another process; standing by');
-    } catch {
-      // Unreachable Redis: the lease runs out locally (held() turns false) and the loop stands by.
-    }
-  }
-
-  private async loop(): Promise<void> {
-    let failures = 0;
-    while (!this.stopping) {
-      try {
-        if (!this.lease.held()) {
-          if (this.active) {
-            this.active = false;
-            this.d.log.warn('history writer lease lost; standing by');
-          }
-          if (!(await this.lease.acquire())) {
-            await this.pause(this.o.leaseMs / 4);
-            continue;
-          }
-          this.active = true;
-          this.recovered = false;
-          this.d.log.info({ backlog: await this.backlog().catch(() => null) }, 'history writer lease taken: writing the history log to ClickHouse');
-        }
-        if (!this.recovered) {
-          await this.ensureGroup();
-          await this.replayPlan();
-          this.recovered = true;
-        }
-        await this.step();
-        failures = 0;
-      } catch (err) {
-        if (err instanceof LeaseLost) {
-          this.lease.lost();
-          continue;
-        }
-        failures++;
-        // Whatever failed, the next round starts from what Redis holds: the plan, then the pending entries.
-        this.recovered = false;
-        if (failures === 1 || failures % 20 === 0) this.d.log.warn({ err: (err as Error).message, failures }, 'history log write failed; retrying');
-        await this.pause(Math.min(this.o.retryMaxMs, this.o.retryBaseMs * 2 ** Math.min(20, failures - 1)));
-      }
-    }
-  }
-
-  private pause(ms: number): Promise<void> {
-    if (this.stopping) return Promise.resolve();
-    return new Promise((resolve) => {
-      const t = setTimeout(done, ms);
-      function done() {
-        clearTimeout(t);
-        resolve();
-      }
-      this.wake = done;
-    });
-  }
-
-  private async ensureGroup(): Promise<void> {
-    try {
-      // From the start of the stream: entries appended before any writer ran are history too.
-      await this.conn.xgroup('CREATE', this.keys.hist, HISTORY_GROUP, '0', 'MKSTREAM');
-    } catch (err) {
-      if (!String((err as Error).message).startsWith('BUSYGROUP')) throw err;
-    }
-  }
-
-  private async read(id: string, blockMs: number | null): Promise<RawEntry[]> {
-    const args: (string | number)[] = ['GROUP', HISTORY_GROUP, CONSUMER, 'COUNT', this.o.readCount];
-    if (blockMs !== null) args.push('BLOCK', Math.max(1, Math.ceil(blockMs)));
-    args.push('STREAMS', this.keys.hist, id);
-    // The typed method: a raw call('XREADGROUP') comes back in another shape.
-    const res = (await (this.conn as unknown as { xreadgroup(...a: (string | number)[]): Promise<unknown> }).xreadgroup(...args)) as [string, RawEntry[]][] | null;
-    return res?.[0]?.[1] ?? [];
+  private read(id: string, blockMs: number | null): Promise<RawEntry[]> {
+    return readGroup(this.conn, this.keys.hist, HISTORY_GROUP, CONSUMER, id, this.o.readCount, blockMs);
   }
 
   /** Re-sends the batch a previous holder planned (its insert may or may not have landed). */
@@ -443,7 +369,7 @@ export class HistoryConsumer {
     if (batch.length === 0) return;
     rows = batch.reduce((n, e) => n + rowsOf(e), 0);
     const started = Date.now();
-    while (rows < this.o.maxBatchRows && !this.stopping) {
+    while (rows < this.o.maxBatchRows && !this.loop.isStopping()) {
       const left = this.o.lingerMs - (Date.now() - started);
       if (left <= 0) break;
       const more = await this.read('>', left);

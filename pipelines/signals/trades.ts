@@ -40,7 +40,7 @@ import { luaScript, type ScriptCall } from '../../src/store/redis/script.js';
 import type { SignalStore } from '../../src/store/redis/signals.js';
 import type { StoredQuote } from '../../src/venues/types.js';
 import type { ComputePool } from '../compute-pool.js';
-import { Lease } from '../history/lease.js';
+import { ensureGroup, LeasedLoop, LeaseLost, readGroup, type RawEntry } from '../history/leased-loop.js';
 
 export const TRADE_SIGNALS_GROUP = 'trade-signals';
 /** Every process reads as the same consumer: only the lease holder reads, and a successor inherits the pending entries as they are. */
@@ -89,10 +89,6 @@ export interface TradeSignalConsumerDeps {
   maxContests?: number;
 }
 
-
-type RawEntry = [id: string, fields: string[] | null];
-
-class LeaseLost extends Error {}
 
 // KEYS: lease, feed, then n window keys. ARGV: token, group, window TTL ms, n, n window JSONs, then
 // the entry ids to acknowledge. -1 when the lease is not ours (nothing done), else the number acknowledged.
@@ -144,16 +140,10 @@ export class TradeSignalConsumer {
   private readonly keys: ReturnType<typeof tradeSignalKeys>;
   private readonly conn: Redis;
   private readonly commit: ScriptCall<number>;
-  private readonly lease: Lease;
+  private readonly loop: LeasedLoop;
   private readonly meta: ContestCatalogCache;
-  private readonly renewTimer: NodeJS.Timeout;
-  private running: Promise<void> | null = null;
-  private stopping = false;
-  private active = false;
-  private recovered = false;
   /** Reading what a previous holder (or a failed round) left pending, before new entries. */
   private pendingFirst = true;
-  private wake: (() => void) | null = null;
   /** The last read came back full: the consumer is behind, and the feed may be trimmed past it before the next. */
   private behind = false;
   private readonly metricSet: Set<TradeSignalConsumer>;
@@ -166,21 +156,36 @@ export class TradeSignalConsumer {
     // Swallowed here: every failing command is handled where it is sent.
     this.conn.on('error', () => undefined);
     this.commit = luaScript<number>(this.conn, COMMIT_LUA);
-    this.lease = new Lease(d.redis, this.keys.lease, this.o.leaseMs);
     this.meta = new ContestCatalogCache(d.pool, { now: d.now, max: d.maxContests ?? TRADE_CONSUMER_DEFAULTS.maxContests, ttlMs: TRADE_CONSUMER_DEFAULTS.metaTtlMs, missingTtlMs: TRADE_CONSUMER_DEFAULTS.missingTtlMs });
-    this.renewTimer = setInterval(() => void this.renew(), Math.max(50, this.o.leaseMs / 4));
-    this.renewTimer.unref();
     this.metricSet = registerMetrics(d.metrics ?? new Registry(), this);
+    this.loop = new LeasedLoop(
+      d.redis,
+      this.keys.lease,
+      { leaseMs: this.o.leaseMs, retryBaseMs: TRADE_CONSUMER_DEFAULTS.retryBaseMs, retryMaxMs: TRADE_CONSUMER_DEFAULTS.retryMaxMs, log: d.log, fields: { component: 'trade_signals' }, what: 'trade-signal consumer' },
+      {
+        taken: () => d.log.info({ component: 'trade_signals' }, 'trade-signal lease taken: examining trade prints'),
+        recover: async () => {
+          await ensureGroup(this.conn, this.keys.feed, TRADE_SIGNALS_GROUP);
+          await this.checkLost();
+          this.pendingFirst = true;
+        },
+        round: () => this.step(),
+      },
+    );
+  }
+
+  private get lease() {
+    return this.loop.lease;
   }
 
   /** Starts the loop: standby until the lease is ours, then consume. */
   start(): this {
-    this.running ??= this.loop();
+    this.loop.start();
     return this;
   }
 
   isActive(): boolean {
-    return this.active && this.lease.held();
+    return this.loop.isActive();
   }
 
   stats(): TradeConsumerStats {
@@ -189,12 +194,7 @@ export class TradeSignalConsumer {
 
   /** Finishes the batch in hand, gives the lease up and closes the connection. */
   async stop(timeoutMs = 5_000): Promise<void> {
-    this.stopping = true;
-    this.wake?.();
-    clearInterval(this.renewTimer);
-    if (this.running) await Promise.race([this.running, new Promise((r) => setTimeout(r, timeoutMs).unref())]);
-    if (this.active) await this.lease.release().catch(() => undefined);
-    this.active = false;
+    await this.loop.stop(timeoutMs);
     this.metricSet.delete(this);
     this.conn.disconnect();
   }
@@ -218,76 +218,7 @@ export class TradeSignalConsumer {
     }
   }
 
-  // ---- the loop ----
-
-  private async renew(): Promise<void> {
-    if (!this.active || this.stopping) return;
-    try {
-      if (!(await this.lease.acquire())) this.d.log.warn({ component: 'trade_signals' }, 'trade-signal lease taken by another process; standing by');
-    } catch {
-      // Unreachable Redis: the lease runs out locally (held() turns false) and the loop stands by.
-    }
-  }
-
-  private async loop(): Promise<void> {
-    let failures = 0;
-    while (!this.stopping) {
-      try {
-        if (!this.lease.held()) {
-          if (this.active) {
-            this.active = false;
-            this.d.log.warn({ component: 'trade_signals' }, 'trade-signal lease lost; standing by');
-          }
-          if (!(await this.lease.acquire())) {
-            await this.pause(this.o.leaseMs / 4);
-            continue;
-          }
-          this.active = true;
-          this.recovered = false;
-          this.d.log.info({ component: 'trade_signals' }, 'trade-signal lease taken: examining trade prints');
-        }
-        if (!this.recovered) {
-          await this.ensureGroup();
-          await this.checkLost();
-          this.pendingFirst = true;
-          this.recovered = true;
-        }
-        await this.step();
-        failures = 0;
-      } catch (err) {
-        if (err instanceof LeaseLost) {
-          this.lease.lost();
-          continue;
-        }
-        failures++;
-        // Whatever failed, the next round starts from what Redis holds: the pending entries first.
-        this.recovered = false;
-        if (failures === 1 || failures % 20 === 0) this.d.log.warn({ component: 'trade_signals', err: (err as Error).message, failures }, 'examining trade prints failed; retrying');
-        await this.pause(Math.min(TRADE_CONSUMER_DEFAULTS.retryMaxMs, TRADE_CONSUMER_DEFAULTS.retryBaseMs * 2 ** Math.min(20, failures - 1)));
-      }
-    }
-  }
-
-  private pause(ms: number): Promise<void> {
-    if (this.stopping) return Promise.resolve();
-    return new Promise((resolve) => {
-      const t = setTimeout(done, ms);
-      function done() {
-        clearTimeout(t);
-        resolve();
-      }
-      this.wake = done;
-    });
-  }
-
-  private async ensureGroup(): Promise<void> {
-    try {
-      // From the start of what the feed holds: the first consumer also builds windows from it.
-      await this.conn.xgroup('CREATE', this.keys.feed, TRADE_SIGNALS_GROUP, '0', 'MKSTREAM');
-    } catch (err) {
-      if (!String((err as Error).message).startsWith('BUSYGROUP')) throw err;
-    }
-  }
+  // ---- the rounds ----
 
   private async group(): Promise<{ pending: number; lastDelivered: string; lag: number | null } | null> {
     const groups = (await this.d.redis.xinfo('GROUPS', this.keys.feed)) as (string | number | null)[][];
@@ -316,12 +247,8 @@ export class TradeSignalConsumer {
     this.d.log.warn({ component: 'trade_signals', lost, last_delivered: g.lastDelivered, feed_first: firstId }, 'the event feed was trimmed past the trade-signal consumer: prints in between were not examined');
   }
 
-  private async read(): Promise<RawEntry[]> {
-    const args: (string | number)[] = ['GROUP', TRADE_SIGNALS_GROUP, CONSUMER, 'COUNT', this.o.readCount];
-    if (!this.pendingFirst) args.push('BLOCK', this.o.blockMs);
-    args.push('STREAMS', this.keys.feed, this.pendingFirst ? '0' : '>');
-    const res = (await (this.conn as unknown as { xreadgroup(...a: (string | number)[]): Promise<unknown> }).xreadgroup(...args)) as [string, RawEntry[]][] | null;
-    return res?.[0]?.[1] ?? [];
+  private read(): Promise<RawEntry[]> {
+    return readGroup(this.conn, this.keys.feed, TRADE_SIGNALS_GROUP, CONSUMER, this.pendingFirst ? '0' : '>', this.o.readCount, this.pendingFirst ? null : this.o.blockMs);
   }
 
   private async step(): Promise<void> {
