@@ -24,7 +24,11 @@ function quoteCount(job: LiquidityJobInput): number {
 export class ComputePool {
   private readonly pool: Piscina<LiquidityJobInput, LiquidityJobOutput>;
 
-  constructor(threads = 1) {
+  /** `now`: the clock the burst rule reads (ms; tests give their own, so a stalled machine cannot make a burst look like a pause). */
+  constructor(
+    threads = 1,
+    private readonly now: () => number = () => performance.now(),
+  ) {
     this.pool = new Piscina({ filename: threadFile(import.meta.url, '../workers/liquidity'), minThreads: threads, maxThreads: threads, idleTimeout: 60_000 });
   }
 
@@ -34,14 +38,14 @@ export class ComputePool {
   private lastInlineEnd = -Infinity;
 
   liquidity(job: LiquidityJobInput): Promise<LiquidityJobOutput> {
-    if (this.pool.queueSize === 0 && performance.now() - this.lastInlineEnd > INLINE_GAP_MS && quoteCount(job) <= INLINE_MAX_QUOTES) {
+    if (this.pool.queueSize === 0 && this.now() - this.lastInlineEnd > INLINE_GAP_MS && quoteCount(job) <= INLINE_MAX_QUOTES) {
       this.inlineRuns++;
       try {
         return Promise.resolve(runLiquidityJob(job));
       } catch (err) {
         return Promise.reject(err as Error);
       } finally {
-        this.lastInlineEnd = performance.now();
+        this.lastInlineEnd = this.now();
       }
     }
     this.pooledRuns++;

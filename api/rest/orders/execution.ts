@@ -30,7 +30,8 @@ import { ApiError } from '../../../src/errors.js';
 import { newId, sha256Hex } from '../../../src/ids.js';
 import type { IdempotentResponse } from '../../../src/store/pg/idempotency.js';
 import { openOpportunity } from '../../../src/store/pg/opportunities.js';
-import { insertOrder, paperAffordable, paperTerms, writtenOrderView, type NewOrder, type PaperTerms } from '../../../src/store/pg/orders.js';
+import { paperTerms, type PaperTerms } from '../../../src/domain/paper-terms.js';
+import { insertOrder, paperAffordable, writtenOrderView, type NewOrder } from '../../../src/store/pg/orders.js';
 import type { PaperBuyLeg } from '../../../src/store/pg/paper-buys.js';
 import { enqueueAccountEvent } from '../../../src/store/pg/outbox.js';
 import type { Pool, PoolClient } from '../../../src/store/pg/pool.js';
@@ -302,9 +303,9 @@ export class BuyRun {
     if (!rules.result.accepted || rules.plan === null) return checkFailure(rules.result);
     // What the rules book: the amount on the practice book's increment (the contracts follow from it below).
     const booked = leg.amount !== null ? microsText(rules.plan.amount) : size;
-    const [terms] = await paperTerms(this.r.client, [{ amount: leg.amount === null ? null : booked, shares: leg.shares === null ? null : size, price: String(quote.price) }]);
-    if (!terms!.positive) return rejected(`${size} shares at ${quote.price} is a stake of less than 0.000001 ATLAS`);
-    return { position_hash: positionHash, contest_id: position.contest_id, title: position.title, quote, terms: terms! };
+    const terms = paperTerms({ amount: leg.amount === null ? null : booked, shares: leg.shares === null ? null : size, price: String(quote.price) });
+    if (!terms.positive) return rejected(`${size} shares at ${quote.price} is a stake of less than 0.000001 ATLAS`);
+    return { position_hash: positionHash, contest_id: position.contest_id, title: position.title, quote, terms };
   }
 
   /** The contest's quotes, read once per buy (its legs on one contest price on one read). */

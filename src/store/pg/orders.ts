@@ -12,41 +12,7 @@ import { isoUtc } from './sql.js';
 
 type Queryable = Pool | PoolClient;
 
-// ---- paper arithmetic -------------------------------------------------------------------------------
-
-export interface PaperSize {
-  /** Exact decimal text of the stake the leg asked for, or null when it asked for shares. */
-  amount: string | null;
-  /** Exact decimal text of the contracts the leg asked for, or null when it asked for an amount. */
-  shares: string | null;
-  /** The fill price: the quote's number as its shortest decimal text. */
-  price: string;
-}
-
-export interface PaperTerms {
-  /** What the wallet is debited: the amount asked, or shares × price rounded half up to 6 decimals. */
-  stake: string;
-  /** The contracts booked: the shares asked, or amount ÷ price cut to 6 decimals (never more than the stake buys). */
-  shares: string;
-  /** false when the stake rounds to nothing (a few shares at a low price). */
-  positive: boolean;
-}
-
-/** The stake and contracts of paper legs at their prices, in numeric, in one round trip. */
-export async function paperTerms(db: Queryable, legs: readonly PaperSize[]): Promise<PaperTerms[]> {
-  if (legs.length === 0) return [];
-  const { rows } = await db.query<PaperTerms & { i: number }>({
-    // Named: every buy plans with it, so it is parsed and planned once per connection.
-    name: 'flow_paper_terms',
-    text: `SELECT i::int AS i, stake::text AS stake, shares::text AS shares, stake > 0 AS positive
-             FROM (SELECT i, CASE WHEN a IS NOT NULL THEN a ELSE round(s * p, 6) END AS stake,
-                             CASE WHEN a IS NOT NULL THEN trunc(a / p, 6) ELSE s END AS shares
-                     FROM unnest($1::numeric[], $2::numeric[], $3::numeric[]) WITH ORDINALITY AS t(a, s, p, i)) x
-            ORDER BY i`,
-    values: [legs.map((l) => l.amount), legs.map((l) => l.shares), legs.map((l) => l.price)],
-  });
-  return rows.map(({ stake, shares, positive }) => ({ stake, shares, positive }));
-}
+// ---- paper arithmetic (the terms themselves: src/domain/paper-terms.ts) ------------------------------
 
 /** Whether each stake, in order, fits what the balance has left after the ones before it that fit (flow_paper_affordable). */
 export async function paperAffordable(db: Queryable, balance: string, stakes: readonly string[]): Promise<boolean[]> {

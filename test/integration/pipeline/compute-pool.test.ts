@@ -7,7 +7,9 @@ import { ComputePool, INLINE_GAP_MS, INLINE_MAX_QUOTES } from '../../../pipeline
 import { runLiquidityJob, type LiquidityJobInput } from '../../../src/compute/job.js';
 import { NOW_MS, position, quote } from '../../unit/compute/helpers.js';
 
-const pool = new ComputePool(1);
+/** The pool's clock, moved by the tests only: the burst rule is about time between jobs, not this machine's speed. */
+let clock = 0;
+const pool = new ComputePool(1, () => clock);
 afterAll(() => pool.close());
 
 /** A contest of `n` two-way markets, each side quoted by three venues. */
@@ -38,9 +40,15 @@ describe('ComputePool', () => {
   it('sends a small job that follows an inline one within INLINE_GAP_MS to the worker (a burst never holds the event loop)', async () => {
     const small = contest(2);
     const before = [pool.inlineRuns, pool.pooledRuns];
-    await new Promise((r) => setTimeout(r, INLINE_GAP_MS * 2));
+    clock += INLINE_GAP_MS * 2;
     const burst = await Promise.all([pool.liquidity(small), pool.liquidity(small), pool.liquidity(small)]);
     expect([pool.inlineRuns - before[0]!, pool.pooledRuns - before[1]!]).toEqual([1, 2]);
     expect(new Set(burst.map((o) => o.positionsJson)).size).toBe(1);
+    // A small job after a pause longer than the gap runs inline again; one within the gap does not.
+    clock += INLINE_GAP_MS + 1;
+    await pool.liquidity(small);
+    clock += INLINE_GAP_MS - 1;
+    await pool.liquidity(small);
+    expect([pool.inlineRuns - before[0]!, pool.pooledRuns - before[1]!]).toEqual([2, 3]);
   });
 });
