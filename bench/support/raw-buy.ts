@@ -10,7 +10,7 @@
  * account for the job's. So the baseline cannot drift from the route: a route that writes other
  * rows makes the baseline write them too, and the end-of-run checks count the raw side's rows with
  * the same rules as Flow's. What the baseline leaves out is the buy's reads and its planning (the
- * position, the live price from Redis, the paper terms, the account lock that the ledger append
+ * position, the live price from Redis, the account lock that the ledger append
  * takes again): the raw side knows its leg's price already.
  */
 import { randomUUID } from 'node:crypto';

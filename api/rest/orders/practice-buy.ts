@@ -17,8 +17,8 @@
  *
  * buy() tries the statement and runs the transaction when it cannot answer: a leg that does not plan,
  * a request that joins an opportunity, or the statement finding an assumption false (then it wrote
- * nothing). A buy costs the statement two round trips to PostgreSQL (the paper terms, the write)
- * where the transaction costs a dozen.
+ * nothing). A buy costs the statement one round trip to PostgreSQL (the write; the paper terms are
+ * exact decimal arithmetic here, src/domain/paper-terms.ts) where the transaction costs a dozen.
  */
 import { Counter, type Registry } from 'prom-client';
 import type { Currency } from '../../../src/domain/account.js';
