@@ -59,7 +59,9 @@ describe('settlement in flow all', () => {
       (r) => r.body.data.resolved === true,
     );
     expect(read.body.data).toMatchObject({ resolved: true, result: 'win', winnings: leg.filled_shares, status: 'closed' });
-    expect(svc.logs.some((l) => l.msg === 'venue settlement recorded' && l.contest_id === line.contestId && l.partner_id === 'practice')).toBe(true);
-    expect(svc.logs.some((l) => l.msg === 'orders settled' && l.contest_id === line.contestId && l.partner_id === 'practice')).toBe(true);
+    // The service's log lines reach this process through a pipe, after the answers that follow them.
+    const logged = (msg: string) => () => Promise.resolve(svc.logs.some((l) => l.msg === msg && l.contest_id === line.contestId && l.partner_id === 'practice'));
+    expect(await eventually(logged('venue settlement recorded'), (x) => x, 10_000)).toBe(true);
+    expect(await eventually(logged('orders settled'), (x) => x, 10_000)).toBe(true);
   }, 90_000);
 });

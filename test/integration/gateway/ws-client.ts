@@ -45,6 +45,8 @@ export class WsClient {
   /** The raw text of every message, in order (to check payloads are forwarded verbatim). */
   readonly texts: string[] = [];
   pingsReceived = 0;
+  /** When each ping arrived (Date.now()). */
+  readonly pingTimes: number[] = [];
   readonly closed: Promise<CloseInfo>;
   private resolveClosed!: (c: CloseInfo) => void;
   private waiters: Waiter[] = [];
@@ -175,6 +177,7 @@ export class WsClient {
   private onFrame(fin: boolean, opcode: number, payload: Buffer): void {
     if (opcode === 0x9) {
       this.pingsReceived++;
+      this.pingTimes.push(Date.now());
       if (this.opts.autoPong !== false) this.sendFrame(0xa, Buffer.from(payload));
       return;
     }
