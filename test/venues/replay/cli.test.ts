@@ -13,7 +13,8 @@ const ROOT = join(import.meta.dirname, '../../..');
 const TSX = join(ROOT, 'node_modules/.bin/tsx');
 const flow = (...args: string[]) => spawnSync(TSX, ['cli/flow.ts', ...args], { cwd: ROOT, encoding: 'utf8', env: { ...process.env, LOG_LEVEL: 'warn' } });
 
-describe('flow venues matches', () => {
+// Each test starts the CLI under tsx (compiling its imports) up to three times: seconds each on a busy machine.
+describe('flow venues matches', { timeout: 120_000 }, () => {
   it('prints the report of the repo recordings as JSON', () => {
     const r = flow('venues', 'matches', '--json');
     expect(r.status).toBe(0);
@@ -49,7 +50,7 @@ describe('flow venues matches', () => {
   });
 });
 
-describe('flow venues replay', () => {
+describe('flow venues replay', { timeout: 120_000 }, () => {
   it('prints the environment, serves the recordings, and stops on SIGTERM', async () => {
     const child = spawn(TSX, ['cli/flow.ts', 'venues', 'replay', '--port', '0'], { cwd: ROOT, env: { ...process.env, LOG_LEVEL: 'warn' } });
     let out = '';
