@@ -17,7 +17,7 @@ import { runAiKeysCommand, runKitsCommand } from './ai-kits.js';
 import { CommandFailed } from './errors.js';
 import { jwtCommand, runKeysCommand, UsageError } from './keys.js';
 import { runHistoryCommand } from './history.js';
-import { isSimPartnerId } from '../src/venues/sim/index.js';
+import { isSimPartnerId } from '../src/sim/index.js';
 import { startRoles } from './roles/start.js';
 import { runVenuesCommand } from './venues.js';
 import { openRuntime, type Runtime } from './runtime.js';

@@ -20,7 +20,7 @@ import { bumpCatalogVersion } from '../../src/store/redis/catalog-version.js';
 import { HotState } from '../../src/store/redis/hot.js';
 import { logLimits } from '../../src/store/redis/eventlog.js';
 import { SignalStore } from '../../src/store/redis/signals.js';
-import type { SimChurnOptions, SimContestOpenedEvent } from '../../src/venues/sim/index.js';
+import type { SimChurnOptions, SimContestOpenedEvent } from '../../src/sim/index.js';
 import type { VenueAdapter } from '../../src/venues/types.js';
 import { VenueConnector } from '../../pipelines/ingest/venue-connector.js';
 import type { Runtime } from '../runtime.js';

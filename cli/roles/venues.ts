@@ -24,7 +24,7 @@ import { KalshiAdapter, KALSHI_FEED_METRICS } from '../../src/venues/kalshi/inde
 import { PolymarketAdapter, POLYMARKET_FEED_METRICS } from '../../src/venues/polymarket/index.js';
 import { loadAliasTable, loadMappingFile, MATCH_METRICS, MatchConfigError, type MergeOptions } from '../../src/venues/matching/index.js';
 import { createVenues } from '../../src/venues/registry.js';
-import type { SimMarket } from '../../src/venues/sim/index.js';
+import type { SimMarket } from '../../src/sim/index.js';
 import type { VenueAdapter } from '../../src/venues/types.js';
 import { VenueCatalogMerge, type MergeChange } from '../../pipelines/ingest/catalog-merge.js';
 import type { VenueConnector } from '../../pipelines/ingest/venue-connector.js';

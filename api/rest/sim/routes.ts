@@ -13,15 +13,7 @@ import { getLeague, listPartners } from '../../../src/store/pg/catalog.js';
 import { accountExists, recordConnection } from '../../../src/store/pg/partners.js';
 import { replaceLimits } from '../../../src/store/pg/policy.js';
 import type { Pool } from '../../../src/store/pg/pool.js';
-import {
-  SIM_PERSONALITIES,
-  SIM_SITUATIONS,
-  SITUATION_CONFLICTS,
-  type SimAccountConnection as SimAccountConnectionT,
-  type SimMarket,
-  type SimPartnerId,
-  type SituationResult,
-} from '../../../src/venues/sim/index.js';
+import { SIM_PERSONALITIES, SIM_SITUATIONS, SITUATION_CONFLICTS, type SimAccountConnection as SimAccountConnectionT, type SimMarket, type SimPartnerId, type SituationResult } from '../../../src/sim/index.js';
 import type { AppContext } from '../context.js';
 import { Errors, Ok } from '../openapi/responses.js';
 import { GameState, Nullable, PriceLevel, SimConnectResult, SimMarketState, SimPolicy, SimSituationResult, simSituationToWire } from '../openapi/shapes.js';

@@ -6,8 +6,8 @@
  * price, how deep its book is, how often it goes stale or misprices), so a reader can see why one
  * venue's quotes differ from another's without reading the model.
  */
-import type { CredentialField, OrderConfig, Partner } from '../../domain/catalog.js';
-import type { FeeModel, VenueCapabilities } from '../types.js';
+import type { CredentialField, OrderConfig, Partner } from '../domain/catalog.js';
+import type { FeeModel, VenueCapabilities } from '../venues/types.js';
 
 export type SimPartnerId = 'sim_exchange' | 'sim_book01' | 'sim_sportsbook' | 'sim_p2p' | 'sim_quotes' | 'practice';
 

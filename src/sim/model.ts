@@ -13,11 +13,11 @@
  * Control operations (the operator's /sim/v1 API) validate their input and throw non-retryable
  * VenueErrors with stable codes.
  */
-import type { Contest } from '../../domain/catalog.js';
-import { liquidityHash, positionHash } from '../../domain/hashes.js';
-import { VenueError } from '../errors.js';
-import { americanToProb, probToAmerican, roundAskOnGrid, round6 } from '../prices.js';
-import type { GameState, PositionResult, PriceLevel, TakerAction } from '../types.js';
+import type { Contest } from '../domain/catalog.js';
+import { liquidityHash, positionHash } from '../domain/hashes.js';
+import { VenueError } from '../venues/errors.js';
+import { americanToProb, probToAmerican, roundAskOnGrid, round6 } from '../domain/prices.js';
+import type { GameState, PositionResult, PriceLevel, TakerAction } from '../venues/types.js';
 import { buildSimWorld, type SimCatalog, type SimContestParams, type SimPosition, type SimWorld } from './catalog.js';
 import { cancelOrder, deliverPending, forgetSettledOrders, matchResting, placeOrder, settleVenue, toAck, type EngineCtx } from './engine.js';
 import { buildState, clamp, computeResults, fairOf, finalize, goLive, newEff, refreshEffective, stepContest } from './game.js';
