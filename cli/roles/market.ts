@@ -12,7 +12,6 @@ import { LiquidityProcessor } from '../../pipelines/processors/liquidity.js';
 import { LiquidityProducer } from '../../pipelines/producers/liquidity.js';
 import { SettlementRecorder } from '../../pipelines/settlement/recorder.js';
 import { TradeSignalConsumer } from '../../pipelines/signals/trades.js';
-import type { SimControl } from '../../api/rest/sim/routes.js';
 import { StoreUnavailable } from '../../src/errors.js';
 import { prepareHistoryStore } from '../../src/store/clickhouse/schema.js';
 import { closeContest, partnerNames, routingMaps, seedCatalog } from '../../src/store/pg/catalog.js';
@@ -20,7 +19,8 @@ import { bumpCatalogVersion } from '../../src/store/redis/catalog-version.js';
 import { HotState } from '../../src/store/redis/hot.js';
 import { logLimits } from '../../src/store/redis/eventlog.js';
 import { SignalStore } from '../../src/store/redis/signals.js';
-import type { SimChurnOptions, SimContestOpenedEvent } from '../../src/sim/index.js';
+import type { SimChurnOptions, SimContestOpenedEvent, SimControl } from '../../src/sim/index.js';
+import { SimCommandConsumer } from '../../pipelines/ingest/sim-commands.js';
 import type { VenueAdapter } from '../../src/venues/types.js';
 import { VenueConnector } from '../../pipelines/ingest/venue-connector.js';
 import type { Runtime } from '../runtime.js';
@@ -39,7 +39,10 @@ export interface IngestRole {
   settlements: SettlementRecorder;
   /** Connects the venues that connect in the background (their state: connector.snapshot()). */
   connector: VenueConnector;
+  /** The simulator and what this process does around a change (null without sim venues). */
   sim: SimControl | null;
+  /** Takes the /sim/v1 commands API processes send over Redis (null without sim venues). */
+  simCommands: SimCommandConsumer | null;
   stop(): Promise<void>;
 }
 
@@ -156,6 +159,8 @@ export async function startIngest(rt: Runtime, opts: IngestOptions = {}): Promis
         settlementsRecorded: () => settlements.flush(),
       }
     : null;
+  // /sim/v1 reaches the simulator over Redis from any api process (docs/simulator.md).
+  const simCommands = sim ? await new SimCommandConsumer({ redis: rt.redis, redisUrl: rt.config.redisUrl, ks: rt.ks, control: sim, log: rt.log, now: () => rt.clock.now() }).start() : null;
 
   return {
     name: 'ingest',
@@ -163,8 +168,11 @@ export async function startIngest(rt: Runtime, opts: IngestOptions = {}): Promis
     adapters,
     settlements,
     sim,
+    simCommands,
     connector,
     async stop() {
+      // No operator command lands on a simulator that is stopping.
+      await simCommands?.stop();
       market?.stop();
       // No venue is attached from here on; one still connecting is closed by its own attempt.
       connector.stop();

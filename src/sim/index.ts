@@ -28,7 +28,7 @@ export {
   type SimTradeEvent,
   type SimVenueState,
 } from './model.js';
-export { SIM_PARTNER_IDS, SIM_PERSONALITIES, isSimPartnerId, simPartners, type SimPartnerId, type SimPersonality, type SimSituationRates } from './personalities.js';
+export { SIM_PARTNER_IDS, SIM_PERSONALITIES, isSimPartnerId, namesSimVenue, simPartners, type SimPartnerId, type SimPersonality, type SimSituationRates } from './personalities.js';
 export { SimVenueServer } from './server.js';
 export type * from './messages.js';
 export {
@@ -45,3 +45,4 @@ export {
   type SituationRequest,
   type SituationResult,
 } from './situations.js';
+export { localSimCommands, runSimCommand, type SimAnswer, type SimCommand, type SimCommandResults, type SimCommandSender, type SimControl } from './control.js';

@@ -468,6 +468,11 @@ export function isSimPartnerId(id: string): id is SimPartnerId {
   return (SIM_PARTNER_IDS as readonly string[]).includes(id);
 }
 
+/** Whether a FLOW_VENUES list runs any simulated venue (`sim`, or one by its id). */
+export function namesSimVenue(venues: readonly string[]): boolean {
+  return venues.some((v) => v === 'sim' || isSimPartnerId(v));
+}
+
 /** Partner records of every sim venue, in catalog order. */
 export function simPartners(): Partner[] {
   return SIM_PARTNER_IDS.map((id) => structuredClone(SIM_PERSONALITIES[id].partner));
