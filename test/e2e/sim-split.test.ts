@@ -9,7 +9,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectWs, type WsClient } from '../integration/gateway/ws-client.js';
+import { connectWs, type WsClient } from '../../bench/support/ws-client.js';
 import { ADMIN_TOKEN, checkedFetch, client, eventually, findTotalLine } from '../support/e2e.js';
 import { startService, type Service } from '../support/service.js';
 import { removeDataDir } from '../support/stack.js';

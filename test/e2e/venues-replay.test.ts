@@ -22,7 +22,7 @@ import { mergeVenueCatalogs, type MergeResult } from '../../src/venues/matching/
 import { buildPolymarketCatalog } from '../../src/venues/polymarket/catalog.js';
 import { parseGammaEvent } from '../../src/venues/polymarket/parse.js';
 import { catalogsFromRecordings, loadRecordings, polymarketListed, startReplayServer, type ReplayServer } from '../../src/venues/replay/index.js';
-import { connectWs, type WsClient } from '../integration/gateway/ws-client.js';
+import { connectWs, type WsClient } from '../../bench/support/ws-client.js';
 import { runCli } from '../support/cli.js';
 import { client, eventually } from '../support/e2e.js';
 import { startService, type Service } from '../support/service.js';
