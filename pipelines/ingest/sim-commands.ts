@@ -16,7 +16,7 @@ export interface SimCommandConsumerOptions {
   redisUrl: string;
   ks: Keyspace;
   control: SimControl;
-  log: Pick<Logger, 'warn' | 'error'>;
+  log: Pick<Logger, 'info' | 'warn' | 'error'>;
   now: () => number;
 }
 
@@ -28,6 +28,8 @@ export class SimCommandConsumer {
   /** Commands answered, and dropped because they were taken after their caller gave up. */
   answered = 0;
   expired = 0;
+  /** The channel is out of reach (warned once per outage, not at every retry). */
+  private down = false;
 
   constructor(private readonly o: SimCommandConsumerOptions) {
     this.server = new CommandChannel({ redis: o.redis, redisUrl: o.redisUrl, ks: o.ks, name: SIM_COMMAND_CHANNEL }).server();
@@ -51,14 +53,19 @@ export class SimCommandConsumer {
           this.expired++;
           this.o.log.warn({ role: 'ingest', component: 'sim-commands', command_id: c.id, late_ms: this.o.now() - c.start_by }, 'dropped a simulator command taken after its caller gave up');
         });
+        if (this.down) {
+          this.down = false;
+          this.o.log.info({ role: 'ingest', component: 'sim-commands' }, 'simulator command channel back');
+        }
         if (!taken || this.stopped) continue;
         const answer = await this.answer(taken.payload);
         await this.server.reply(taken.id, JSON.stringify(answer));
         this.answered++;
       } catch (err) {
         if (this.stopped) return;
-        // Redis away: the callers time out (503); try again shortly.
-        this.o.log.warn({ err, role: 'ingest', component: 'sim-commands' }, 'simulator command channel unavailable; retrying');
+        // Redis away: the callers cannot reach us either (they answer 503); try again shortly.
+        if (!this.down) this.o.log.warn({ err, role: 'ingest', component: 'sim-commands' }, 'simulator command channel unavailable (Redis out of reach); retrying every 250 ms');
+        this.down = true;
         await new Promise((r) => setTimeout(r, 250));
       }
     }

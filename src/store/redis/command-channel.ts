@@ -15,9 +15,8 @@
  * may take to run. A caller finds out at once when no server listens.
  */
 import { randomUUID } from 'node:crypto';
-import { Redis } from 'ioredis';
 import { StoreUnavailable } from '../../errors.js';
-import { reconnectDelay, type Keyspace } from './client.js';
+import { createRedis, type Keyspace, type Redis } from './client.js';
 
 /** How long an answer waits for its caller. */
 const REPLY_TTL_MS = 60_000;
@@ -53,9 +52,13 @@ interface Envelope {
   payload: string;
 }
 
-/** A connection for blocking reads: it waits out a reconnect instead of failing (BullMQ's choice). */
+/**
+ * A connection for the blocking reads (a blocking read holds its connection). Fail-fast like every
+ * command connection (createRedis): a read in flight when Redis goes away is refused at once, so a
+ * caller answers 503 instead of hanging; the reads block at most SERVER_POLL_MS, under its timeout.
+ */
 function blockingConnection(url: string, name: string): Redis {
-  return new Redis(url, { connectionName: name, maxRetriesPerRequest: null, retryStrategy: reconnectDelay, enableOfflineQueue: true });
+  return createRedis(url, { name });
 }
 
 export class CommandChannel {
@@ -100,22 +103,26 @@ export class CommandChannel {
     const until = startBy + opts.runWithinMs;
     const conn = this.idle.pop() ?? blockingConnection(this.o.redisUrl, `flow-${this.o.name}-caller`);
     this.busy.add(conn);
+    let healthy = true;
     try {
       while (!this.closed) {
         const left = until - now();
         if (left <= 0) return { timeout: true };
+        let got: [string, string] | null;
         try {
-          const got = await conn.blpop(this.replyKey(id), Math.max(0.01, Math.min(left, SERVER_POLL_MS) / 1000));
-          if (got) return { answer: got[1] };
+          got = await conn.blpop(this.replyKey(id), Math.max(0.01, Math.min(left, SERVER_POLL_MS) / 1000));
         } catch {
-          // The connection dropped: the answer waits in its list; read again until the deadline.
-          await new Promise((r) => setTimeout(r, 50));
+          // Redis went away while the command was out: it may have been carried out, its answer is
+          // out of reach now. Said at once, as every request that needs Redis does.
+          healthy = false;
+          throw new StoreUnavailable('redis', `waiting for the ${this.o.name} process's answer (the command was sent and may have taken effect)`);
         }
+        if (got) return { answer: got[1] };
       }
       return { timeout: true };
     } finally {
       this.busy.delete(conn);
-      if (!this.closed && this.idle.length < IDLE_BLOCKING_MAX) this.idle.push(conn);
+      if (healthy && !this.closed && this.idle.length < IDLE_BLOCKING_MAX) this.idle.push(conn);
       else conn.disconnect();
     }
   }
