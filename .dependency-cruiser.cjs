@@ -27,9 +27,31 @@ module.exports = {
     },
     {
       name: 'venues-not-store',
+      comment: 'src/venues never imports src/store',
       severity: 'error',
       from: { path: '^src/venues/' },
       to: { path: '^src/store/' },
+    },
+    {
+      name: 'store-not-venues',
+      comment: 'src/store never imports src/venues (nor the simulated world behind the sim adapter)',
+      severity: 'error',
+      from: { path: '^src/store/' },
+      to: { path: '^src/(venues|sim)/' },
+    },
+    {
+      name: 'sim-world-below-its-adapter',
+      comment: 'src/sim (the simulated world) imports the domain, the venue vocabulary (src/venues/types.ts, errors.ts) and the core errors; never an adapter, the registry, the stores or compute',
+      severity: 'error',
+      from: { path: '^src/sim/' },
+      to: { path: '^src/', pathNot: '^src/(sim/|domain/|venues/types[.]ts$|venues/errors[.]ts$|errors[.]ts$)' },
+    },
+    {
+      name: 'sim-world-through-its-adapter',
+      comment: 'inside src, only the sim adapter (src/venues/sim) and the registry that builds it reach the simulated world',
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/(sim/|venues/sim/|venues/registry[.]ts$)' },
+      to: { path: '^src/sim/' },
     },
     {
       name: 'src-stays-below',
@@ -53,10 +75,17 @@ module.exports = {
     },
     {
       name: 'api-uses-producers-only',
-      comment: 'api imports src and the producers of pipelines, never its processors',
+      comment: 'api imports src and, of pipelines, only the producers and queues.ts; never workers',
       severity: 'error',
       from: { path: '^api/' },
-      to: { path: '^(pipelines/processors|workers|cli|bench|test)/' },
+      to: { path: '^(pipelines|workers|cli|bench|test)/', pathNot: '^pipelines/(producers/|queues[.]ts$)' },
+    },
+    {
+      name: 'bench-not-test',
+      comment: 'benches stand on their own: they never import test code',
+      severity: 'error',
+      from: { path: '^bench/' },
+      to: { path: '^test/' },
     },
     {
       name: 'nobody-imports-api-bench-test',

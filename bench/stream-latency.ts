@@ -37,7 +37,7 @@ import { availableParallelism, loadavg } from 'node:os';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { createKey } from '../src/store/pg/keys.js';
-import { connectWs } from '../test/integration/gateway/ws-client.js';
+import { connectWs } from './support/ws-client.js';
 import { startFlowAll, type FlowAll } from './support/flow-all.js';
 import { Injector, type Injection } from './support/injector.js';
 import { LatencyClients } from './support/latency-clients.js';

@@ -22,7 +22,7 @@ import { startGatewayRole } from '../cli/roles/gateway.js';
 import { uws } from '../api/gateway/uws.js';
 import { createKey } from '../src/store/pg/keys.js';
 import { HotState } from '../src/store/redis/hot.js';
-import { connectWs, type WsClient } from '../test/integration/gateway/ws-client.js';
+import { connectWs, type WsClient } from './support/ws-client.js';
 import { benchRuntime, sleep } from './support/stack.js';
 import { runIfMain } from './support/main.js';
 import { Verdict } from './support/verdict.js';

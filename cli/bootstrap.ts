@@ -4,7 +4,7 @@
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { buildSimCatalog } from '../src/venues/sim/catalog.js';
+import { buildSimCatalog } from '../src/sim/catalog.js';
 import { catalogIsSeeded, seedCatalog, type CatalogSeed } from '../src/store/pg/catalog.js';
 import { isWellFormedApiKey } from '../src/domain/api-key.js';
 import { createKey, revokeKey } from '../src/store/pg/keys.js';

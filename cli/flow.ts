@@ -17,7 +17,7 @@ import { runAiKeysCommand, runKitsCommand } from './ai-kits.js';
 import { CommandFailed } from './errors.js';
 import { jwtCommand, runKeysCommand, UsageError } from './keys.js';
 import { runHistoryCommand } from './history.js';
-import { isSimPartnerId } from '../src/venues/sim/index.js';
+import { namesSimVenue } from '../src/sim/index.js';
 import { startRoles } from './roles/start.js';
 import { runVenuesCommand } from './venues.js';
 import { openRuntime, type Runtime } from './runtime.js';
@@ -39,7 +39,7 @@ async function runRoles(roles: Role[]): Promise<void> {
   announceSecrets(secrets.generated, log);
   const rt = await openRuntime(config, log);
   // Any simulated venue (`sim`, or one by id) runs on the simulator's catalog and comes with the demo key.
-  if (config.venues.some((v) => v === 'sim' || isSimPartnerId(v))) {
+  if (namesSimVenue(config.venues)) {
     await seedSimCatalog(rt);
     await ensureDemoKey(rt);
   }

@@ -64,6 +64,12 @@ export interface Config {
   kalshi: KalshiSettings;
   /** The Polymarket adapter (FLOW_VENUES=polymarket): hosts and catalog scope (docs/configuration.md). */
   polymarket: PolymarketConfig;
+  /**
+   * The cross-venue matcher's operator files (docs/venues.md "Matching venues to one catalog"):
+   * alias files added to the built-in table (FLOW_VENUE_ALIASES, comma list) and the mapping file
+   * (FLOW_VENUE_MAPPING). Read when the ingest role starts.
+   */
+  venueMatch: { aliasFiles: string[]; mappingFile: string | null };
 }
 
 export interface PolymarketConfig {
@@ -250,5 +256,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, secrets: Secret
     ask: askConfig(env, ai),
     kalshi: kalshiConfig(env),
     polymarket: polymarketConfig(env),
+    venueMatch: { aliasFiles: list(env.FLOW_VENUE_ALIASES, []), mappingFile: env.FLOW_VENUE_MAPPING?.trim() || null },
   };
 }

@@ -2,7 +2,7 @@
  * A large contest and a stream of changes to it, for the compute bench: 200 positions (a moneyline,
  * a spread and a total ladder, and player-points ladders, every one a two-position group as the
  * simulator's catalog builds them) quoted by the five quoting simulator venues, each with its own
- * fee model, book depth, source and freshness bound (src/venues/sim/personalities.ts). A few
+ * fee model, book depth, source and freshness bound (src/sim/personalities.ts). A few
  * listings are mispriced at any time: arbitrage episodes on the venues that have them (one side
  * priced under the other venues' best opposite ask), outlier episodes likewise, as the simulator's
  * market model does.
@@ -18,8 +18,8 @@ import type { PositionDefinition } from '../../src/domain/catalog.js';
 import { liquidityHash, positionHash } from '../../src/domain/hashes.js';
 import type { PriceLevel } from '../../src/domain/quotes.js';
 import { quoteStaleAfterMs } from '../../src/venues/freshness.js';
-import { SIM_PERSONALITIES, type SimPartnerId, type SimPersonality } from '../../src/venues/sim/personalities.js';
-import { Rng, normalCdf } from '../../src/venues/sim/rng.js';
+import { SIM_PERSONALITIES, type SimPartnerId, type SimPersonality } from '../../src/sim/personalities.js';
+import { Rng, normalCdf } from '../../src/sim/rng.js';
 
 /** The venues that quote (the practice venue is our own paper book and quotes nothing). */
 export const BENCH_VENUES: readonly SimPartnerId[] = ['sim_exchange', 'sim_book01', 'sim_sportsbook', 'sim_p2p', 'sim_quotes'];

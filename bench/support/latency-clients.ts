@@ -6,7 +6,7 @@
  */
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { connectWs, type WsClient } from '../../test/integration/gateway/ws-client.js';
+import { connectWs, type WsClient } from './ws-client.js';
 import { carriedChange, mergeScores, scoreReceipts, type Score, type Track } from './latency-score.js';
 import { isMain } from './main.js';
 import { ClientProcess } from './client-process.js';

@@ -12,7 +12,6 @@ import { LiquidityProcessor } from '../../pipelines/processors/liquidity.js';
 import { LiquidityProducer } from '../../pipelines/producers/liquidity.js';
 import { SettlementRecorder } from '../../pipelines/settlement/recorder.js';
 import { TradeSignalConsumer } from '../../pipelines/signals/trades.js';
-import type { SimControl } from '../../api/rest/sim/routes.js';
 import { StoreUnavailable } from '../../src/errors.js';
 import { prepareHistoryStore } from '../../src/store/clickhouse/schema.js';
 import { closeContest, partnerNames, routingMaps, seedCatalog } from '../../src/store/pg/catalog.js';
@@ -20,11 +19,13 @@ import { bumpCatalogVersion } from '../../src/store/redis/catalog-version.js';
 import { HotState } from '../../src/store/redis/hot.js';
 import { logLimits } from '../../src/store/redis/eventlog.js';
 import { SignalStore } from '../../src/store/redis/signals.js';
-import type { SimChurnOptions, SimContestOpenedEvent } from '../../src/venues/sim/index.js';
+import type { SimChurnOptions, SimContestOpenedEvent, SimControl } from '../../src/sim/index.js';
+import { SimCommandConsumer } from '../../pipelines/ingest/sim-commands.js';
 import type { VenueAdapter } from '../../src/venues/types.js';
 import { VenueConnector } from '../../pipelines/ingest/venue-connector.js';
 import type { Runtime } from '../runtime.js';
-import { buildIngestVenues, registerVenueMetrics, seedVenueCatalog, type CatalogVenue } from './venues.js';
+import type { RemappedAdapter } from '../../src/venues/matching/index.js';
+import { buildIngestVenues, registerVenueMetrics, seedVenueCatalog, venueCatalogMerge, type CatalogVenue } from './venues.js';
 
 export interface IngestRole {
   name: 'ingest';
@@ -38,7 +39,10 @@ export interface IngestRole {
   settlements: SettlementRecorder;
   /** Connects the venues that connect in the background (their state: connector.snapshot()). */
   connector: VenueConnector;
+  /** The simulator and what this process does around a change (null without sim venues). */
   sim: SimControl | null;
+  /** Takes the /sim/v1 commands API processes send over Redis (null without sim venues). */
+  simCommands: SimCommandConsumer | null;
   stop(): Promise<void>;
 }
 
@@ -52,7 +56,11 @@ export async function startIngest(rt: Runtime, opts: IngestOptions = {}): Promis
   // Every FLOW_VENUES entry through the registry: the simulator's venues connect now, venues whose
   // catalog comes from the venue (kalshi, polymarket) in the background (cli/roles/venues.ts).
   const venues = buildIngestVenues(rt);
-  const adapters = venues.all;
+  // The background venues are read through the cross-venue merge: every caller (the ingester,
+  // preflight, execute) sees the merged catalog's ids (cli/roles/venues.ts, catalog-merge.ts).
+  const merge = venues.background.length ? venueCatalogMerge(rt) : null;
+  const merged = new Map<string, RemappedAdapter>(merge ? venues.background.map((a) => [a.id, merge.wrap(a)]) : []);
+  const adapters = venues.all.map((a) => merged.get(a.id) ?? a);
   const market = venues.simMarket;
   // Bring the world from its epoch (up to an hour ago) to now before anyone listens, so the
   // catch-up does not arrive as one burst of quotes and trades stamped with the same instant.
@@ -102,19 +110,26 @@ export async function startIngest(rt: Runtime, opts: IngestOptions = {}): Promis
   await ingester.start();
   // After the adapters connected: their settlement feeds, written to PostgreSQL as they arrive.
   const settlements = new SettlementRecorder({ pool: rt.pool, adapters: venues.atStart, log: rt.log.child({ role: 'ingest', component: 'settlements' }), metrics: rt.metrics }).start();
-  // The venues connected in the background: once one answers, its catalog goes into PostgreSQL and
-  // the routing maps, then the ingester reads it. Until then its quotes are absent (or stale).
+  // The venues connected in the background: once one answers, its catalog is merged with the other
+  // connected venues' and goes into PostgreSQL and the routing maps, then the ingester reads it.
+  // Until then its quotes are absent (or stale).
   const connector = new VenueConnector({
     log: rt.log.child({ role: 'ingest', component: 'venues' }),
-    prepare: (a) => seedVenueCatalog(rt, a as CatalogVenue, routes, names),
+    prepare: async (a) => {
+      const change = await seedVenueCatalog(rt, merge!, (a as RemappedAdapter).inner as CatalogVenue, routes, names);
+      // A venue contest the merge absorbed is closed; a venue already read that the merge re-keyed
+      // is read again at once, so its quotes arrive under the merged ids.
+      for (const id of change.retired) await ingester.retireContest(id);
+      for (const w of change.remapped) await ingester.pollNow(w);
+    },
     attach: async (a) => {
       await ingester.attach(a);
       settlements.watch(a);
     },
     now: () => rt.clock.now(),
   });
-  connector.start(venues.background);
-  registerVenueMetrics(rt.metrics, adapters, connector);
+  connector.start([...merged.values()]);
+  registerVenueMetrics(rt.metrics, venues.all, connector, merge);
   // Read at scrape time from the ingester's own counters: nothing on the hot path.
   new Counter({
     name: 'flow_ingest_quotes_total',
@@ -144,6 +159,8 @@ export async function startIngest(rt: Runtime, opts: IngestOptions = {}): Promis
         settlementsRecorded: () => settlements.flush(),
       }
     : null;
+  // /sim/v1 reaches the simulator over Redis from any api process (docs/simulator.md).
+  const simCommands = sim ? await new SimCommandConsumer({ redis: rt.redis, redisUrl: rt.config.redisUrl, ks: rt.ks, control: sim, log: rt.log, now: () => rt.clock.now() }).start() : null;
 
   return {
     name: 'ingest',
@@ -151,8 +168,11 @@ export async function startIngest(rt: Runtime, opts: IngestOptions = {}): Promis
     adapters,
     settlements,
     sim,
+    simCommands,
     connector,
     async stop() {
+      // No operator command lands on a simulator that is stopping.
+      await simCommands?.stop();
       market?.stop();
       // No venue is attached from here on; one still connecting is closed by its own attempt.
       connector.stop();

@@ -15,6 +15,8 @@ import { historyRoutes } from '../../api/rest/history/routes.js';
 import { liquidityRoutes } from '../../api/rest/liquidity/routes.js';
 import { preflightRoutes } from '../../api/rest/orders/index.js';
 import { simRoutes } from '../../api/rest/sim/routes.js';
+import { SimCommandProducer } from '../../pipelines/producers/sim-commands.js';
+import { namesSimVenue } from '../../src/sim/index.js';
 import type { Role } from '../../src/config.js';
 import { HotState } from '../../src/store/redis/hot.js';
 import { adapterLiveBooks } from '../../src/venues/live-books.js';
@@ -66,12 +68,21 @@ export async function startRoles(rt: Runtime, roles: readonly Role[], opts: { in
       // Order routes in every api; preflight's live checks (verify_liquidity) read books through the
       // ingest role's adapters when this process runs it.
       const plugins: RoutePlugin[] = [liquidityRoutes(new HotState(rt.redis, rt.ks)), historyRoutes, preflightRoutes({ adapters: out.ingest?.adapters ?? null })];
-      if (out.ingest?.sim) plugins.push(simRoutes(out.ingest.sim));
+      // /sim/v1 wherever the api runs with simulated venues: its commands go over Redis to the
+      // ingest role that runs the simulator, in this process or another (docs/simulator.md).
+      const simCommands = namesSimVenue(rt.config.venues) ? new SimCommandProducer({ redis: rt.redis, redisUrl: rt.config.redisUrl, ks: rt.ks }) : null;
+      if (simCommands) plugins.push(simRoutes(simCommands));
       if (refresher) plugins.push(balanceRefreshRoutes(refresher));
       // A buy's verify_liquidity reads live books through the same adapters as preflight's.
       const api = await startApi(rt, plugins, out.ingest ? { live: adapterLiveBooks(out.ingest.adapters) } : {});
       out.apiPort = api.port;
-      out.running.push({ name: 'api', stop: api.stop });
+      out.running.push({
+        name: 'api',
+        async stop() {
+          await api.stop();
+          await simCommands?.close();
+        },
+      });
     }
     if (has('gateway')) {
       const gateway = await startGatewayRole(rt);

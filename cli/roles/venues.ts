@@ -7,21 +7,26 @@
  *   its catalog was seeded before the roles start (cli/bootstrap.ts).
  * - A venue whose catalog comes from the venue (`catalog()`: Kalshi, Polymarket) connects in the
  *   background (pipelines/ingest/venue-connector.ts): an unreachable host never stops ingest from
- *   starting. Once connected, its catalog is upserted into PostgreSQL and the routing maps before
- *   its first quote is read, so the contest exists when its liquidity is computed.
+ *   starting. Once connected, its catalog is merged with the other connected venues' (the same
+ *   event on two venues is one contest: pipelines/ingest/catalog-merge.ts), upserted into
+ *   PostgreSQL and the routing maps before its first quote is read, so the contest exists when its
+ *   liquidity is computed.
  * - Each adapter's feed counters are registered as metrics read at scrape time, with the
  *   connection state of the background venues.
  */
 import { Counter, Gauge, type Registry } from 'prom-client';
-import { scrapedCounter } from '../../src/metrics.js';
-import { seedCatalog, type CatalogSeed } from '../../src/store/pg/catalog.js';
+import { scrapedCounter, scrapedGauge } from '../../src/metrics.js';
+import { ConfigError } from '../../src/config.js';
+import { closeContest, seedCatalog, type CatalogSeed } from '../../src/store/pg/catalog.js';
 import { bumpCatalogVersion } from '../../src/store/redis/catalog-version.js';
 import type { FeedMetric } from '../../src/venues/feed-metrics.js';
 import { KalshiAdapter, KALSHI_FEED_METRICS } from '../../src/venues/kalshi/index.js';
 import { PolymarketAdapter, POLYMARKET_FEED_METRICS } from '../../src/venues/polymarket/index.js';
+import { loadAliasTable, loadMappingFile, MATCH_METRICS, MatchConfigError, type MergeOptions } from '../../src/venues/matching/index.js';
 import { createVenues } from '../../src/venues/registry.js';
-import type { SimMarket } from '../../src/venues/sim/index.js';
+import type { SimMarket } from '../../src/sim/index.js';
 import type { VenueAdapter } from '../../src/venues/types.js';
+import { VenueCatalogMerge, type MergeChange } from '../../pipelines/ingest/catalog-merge.js';
 import type { VenueConnector } from '../../pipelines/ingest/venue-connector.js';
 import { simEpoch } from '../bootstrap.js';
 import type { Runtime } from '../runtime.js';
@@ -67,19 +72,62 @@ export interface RoutingMaps {
 }
 
 /**
- * Upserts a connected venue's catalog (one transaction), tells the API processes their cached
- * catalog answers are old, and adds its contests, positions and partner name to the ingester's
- * maps. Throws when PostgreSQL refuses: the connector tries again later.
+ * The matcher's operator files (FLOW_VENUE_ALIASES, FLOW_VENUE_MAPPING), read at start: a missing
+ * or malformed file stops the start naming the variable, the file and the fix.
  */
-export async function seedVenueCatalog(rt: Runtime, a: CatalogVenue, routes: RoutingMaps, names: Map<string, string>): Promise<void> {
+export function venueMatchOptions(rt: Runtime): MergeOptions {
+  const named = <T>(variable: string, read: () => T): T => {
+    try {
+      return read();
+    } catch (e) {
+      if (e instanceof MatchConfigError) throw new ConfigError(`${variable}: ${e.message} (the format is in docs/venues.md "Matching venues to one catalog")`);
+      throw e;
+    }
+  };
+  const { aliasFiles, mappingFile } = rt.config.venueMatch;
+  return {
+    aliases: named('FLOW_VENUE_ALIASES', () => loadAliasTable(aliasFiles)),
+    ...(mappingFile ? { mapping: named('FLOW_VENUE_MAPPING', () => loadMappingFile(mappingFile)) } : {}),
+  };
+}
+
+/**
+ * The merge of the background venues' catalogs: the merged catalog is upserted into PostgreSQL in
+ * one transaction, the contests it absorbed are closed, and the API processes are told their
+ * cached catalog answers are old.
+ */
+export function venueCatalogMerge(rt: Runtime): VenueCatalogMerge {
+  return new VenueCatalogMerge({
+    match: venueMatchOptions(rt),
+    log: rt.log.child({ role: 'ingest', component: 'venues' }),
+    async store(catalog, retired) {
+      await seedCatalog(rt.pool, catalog);
+      for (const id of retired) await closeContest(rt.pool, id);
+      await bumpCatalogVersion(rt.redis, rt.ks);
+    },
+  });
+}
+
+/**
+ * Merges a connected venue's catalog with the other connected venues' and stores the result
+ * (venueCatalogMerge), then adds its contests, positions and partner names to the ingester's maps.
+ * Throws when PostgreSQL refuses: the connector tries again later. The caller retires the contests
+ * the merge absorbed and re-reads the venues it re-keyed (MergeChange).
+ */
+export async function seedVenueCatalog(rt: Runtime, merge: VenueCatalogMerge, a: CatalogVenue, routes: RoutingMaps, names: Map<string, string>): Promise<MergeChange> {
   const cat = a.catalog();
   if (!cat) throw new Error(`${a.id} connected without a catalog`);
-  await seedCatalog(rt.pool, cat);
-  await bumpCatalogVersion(rt.redis, rt.ks);
-  for (const c of cat.contests) routes.leagueOf.set(c.id, c.league_id);
-  for (const p of cat.positions) routes.marketOf.set(p.position_hash, p.market_id);
-  for (const p of cat.partners) names.set(p.partner_id, p.name);
-  rt.log.info({ role: 'ingest', partner_id: a.id, leagues: cat.leagues.length, contests: cat.contests.length, positions: cat.positions.length }, 'seeded the venue catalog');
+  const change = await merge.add(a.id, cat);
+  const merged = change.result.catalog;
+  for (const c of merged.contests) routes.leagueOf.set(c.id, c.league_id);
+  for (const p of merged.positions) routes.marketOf.set(p.position_hash, p.market_id);
+  for (const p of merged.partners) names.set(p.partner_id, p.name);
+  const r = change.result.report;
+  rt.log.info(
+    { role: 'ingest', partner_id: a.id, leagues: cat.leagues.length, contests: cat.contests.length, positions: cat.positions.length, matched: r.matched, merged_contests: r.merged_contests },
+    'seeded the venue catalog',
+  );
+  return change;
 }
 
 /** A venue's feed metric bound to its adapter. */
@@ -101,11 +149,17 @@ function feedMetricsOf(a: VenueAdapter): BoundMetric[] {
 }
 
 /**
- * Registers the adapters' feed counters (read at scrape time from feedStats()) and, per venue
- * connected in the background, `flow_venue_connected{partner_id}` (1 once connected) and
+ * Registers the adapters' feed counters (read at scrape time from feedStats()), the cross-venue
+ * matcher's counts (`flow_venue_match_*`, MATCH_METRICS) and, per venue connected in the
+ * background, `flow_venue_connected{partner_id}` (1 once connected) and
  * `flow_venue_connect_failures_total{partner_id}`.
  */
-export function registerVenueMetrics(registry: Registry, adapters: readonly VenueAdapter[], connector: VenueConnector): void {
+export function registerVenueMetrics(registry: Registry, adapters: readonly VenueAdapter[], connector: VenueConnector, merge: VenueCatalogMerge | null = null): void {
+  // The matcher's counts of the last merge (0 before any background venue connected).
+  if (merge) for (const m of MATCH_METRICS) scrapedGauge(registry, m.name, m.help, () => {
+    const r = merge.report();
+    return r ? m.read(r) : 0;
+  });
   for (const a of adapters) {
     for (const m of feedMetricsOf(a)) {
       if (m.kind === 'gauge') {

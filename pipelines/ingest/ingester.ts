@@ -347,6 +347,14 @@ export class Ingester {
   }
 
   /**
+   * A contest the catalog no longer holds (the cross-venue merge absorbed it into a merged
+   * contest): forgotten here and its hot state left to expire, as a finished contest's.
+   */
+  retireContest(contestId: string): Promise<void> {
+    return this.closeContest(contestId);
+  }
+
+  /**
    * Writes each dirty contest's quotes in one round trip and enqueues its job. Resolves false when
    * some could not be written (Redis unreachable): they stay pending and the next flush retries, so
    * a caller waiting on the write (the simulator control API) can answer 503 instead of hanging.

@@ -7,7 +7,8 @@
  */
 import { VenueError } from './errors.js';
 import { createPolymarketAdapter, type PolymarketAdapterOptions } from './polymarket/index.js';
-import { SIM_PARTNER_IDS, SimMarket, createSimAdapter, type SimPartnerId } from './sim/index.js';
+import { SIM_PARTNER_IDS, SimMarket, type SimPartnerId } from '../sim/index.js';
+import { createSimAdapter } from './sim/index.js';
 import { createKalshiAdapter, type KalshiSettings } from './kalshi/index.js';
 import type { VenueAdapter } from './types.js';
 

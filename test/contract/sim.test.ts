@@ -1,5 +1,6 @@
 /** Every simulated venue passes the shared VenueAdapter conformance suite. */
-import { SIM_PARTNER_IDS, SIM_PERSONALITIES, createSimAdapter } from '../../src/venues/sim/index.js';
+import { createSimAdapter } from '../../src/venues/sim/index.js';
+import { SIM_PARTNER_IDS, SIM_PERSONALITIES } from '../../src/sim/index.js';
 import { contestOf, manualClock, newMarket, pickPosition } from '../unit/venues/sim/support.js';
 import { venueAdapterContract, type ContractHarness } from './venue-adapter.contract.js';
 

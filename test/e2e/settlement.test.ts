@@ -7,7 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectWs, type WsClient } from '../integration/gateway/ws-client.js';
+import { connectWs, type WsClient } from '../../bench/support/ws-client.js';
 import { client, demoKey, eventually, findTotalLine } from '../support/e2e.js';
 import { startService, type Service } from '../support/service.js';
 

@@ -6,7 +6,7 @@
  * arbitrage's clear reaches both channels when the venue reprices it away.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectWs, type WsClient } from '../integration/gateway/ws-client.js';
+import { connectWs, type WsClient } from '../../bench/support/ws-client.js';
 import { client, demoKey, eventually } from '../support/e2e.js';
 import { startService, type Service } from '../support/service.js';
 

@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildPolymarketCatalog, type PolymarketCatalog } from '../../src/venues/polymarket/index.js';
 import { parseGammaEvent } from '../../src/venues/polymarket/parse.js';
 import { nativePosition } from '../../src/venues/kalshi/catalog.js';
-import { connectWs, type WsClient } from '../integration/gateway/ws-client.js';
+import { connectWs, type WsClient } from '../../bench/support/ws-client.js';
 import { client, demoKey, eventually } from '../support/e2e.js';
 import { startService, type Service } from '../support/service.js';
 import { FakeKalshi } from '../venues/kalshi/fake-kalshi.js';

@@ -18,7 +18,8 @@ import type { RoutePlugin } from '../../api/rest/app.js';
 import { createClickHouse } from '../../src/store/clickhouse/client.js';
 import { createKey } from '../../src/store/pg/keys.js';
 import { HotState } from '../../src/store/redis/hot.js';
-import { createSimAdapters, SimMarket } from '../../src/venues/sim/index.js';
+import { createSimAdapters } from '../../src/venues/sim/index.js';
+import { SimMarket } from '../../src/sim/index.js';
 import { removeDataDir, startStack, type TestStack } from './stack.js';
 
 export interface FullStack {

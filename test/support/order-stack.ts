@@ -21,7 +21,8 @@ import { ExecuteProcessor, type ExecuteProcessorDeps } from '../../pipelines/pro
 import { adapterLiveBooks } from '../../src/venues/live-books.js';
 import { createKey, type CreatedKey } from '../../src/store/pg/keys.js';
 import { HotState } from '../../src/store/redis/hot.js';
-import { buildSimCatalog, createSimAdapters, SimMarket } from '../../src/venues/sim/index.js';
+import { createSimAdapters } from '../../src/venues/sim/index.js';
+import { buildSimCatalog, SimMarket } from '../../src/sim/index.js';
 import type { PriceLevel, VenueAdapter } from '../../src/venues/types.js';
 import { eventually } from './e2e.js';
 import { send } from './http.js';

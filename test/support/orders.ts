@@ -12,7 +12,7 @@ import { insertOrder, type NewOrder } from '../../src/store/pg/orders.js';
 import { inTransaction, type Pool } from '../../src/store/pg/pool.js';
 import { appendPracticeEntry } from '../../src/store/pg/wallet.js';
 import { HotState } from '../../src/store/redis/hot.js';
-import { buildSimCatalog, type SimCatalog } from '../../src/venues/sim/index.js';
+import { buildSimCatalog, type SimCatalog } from '../../src/sim/index.js';
 import type { StoredQuote } from '../../src/venues/types.js';
 import type { CreatedKey } from '../../src/store/pg/keys.js';
 import { send } from './http.js';

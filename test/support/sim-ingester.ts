@@ -7,7 +7,8 @@ import { Ingester } from '../../pipelines/ingest/ingester.js';
 import { LiquidityProducer } from '../../pipelines/producers/liquidity.js';
 import { ComputePool } from '../../pipelines/compute-pool.js';
 import { HotState } from '../../src/store/redis/hot.js';
-import { createSimAdapters, SimMarket } from '../../src/venues/sim/index.js';
+import { createSimAdapters } from '../../src/venues/sim/index.js';
+import { SimMarket } from '../../src/sim/index.js';
 import { testProcessor } from './pipeline.js';
 import type { TestStack } from './stack.js';
 

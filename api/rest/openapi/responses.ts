@@ -91,6 +91,11 @@ export const Errors = {
   unsupportedMediaType: errorResponse(UnsupportedMediaTypeError, 'The body is not application/json'),
   rateLimited: errorResponse(RateLimitError, 'The workspace’s minute or day budget is spent', RETRY_AFTER),
   serviceUnavailable: errorResponse(ServiceUnavailableError, 'Authentication and rate limiting are unavailable (a store is unreachable); retry after Retry-After', RETRY_AFTER),
+  simulatorUnavailable: errorResponse(
+    ServiceUnavailableError,
+    'The simulator cannot be reached or did not answer (no ingest process runs it, or a store is unreachable); the message says what to do; retry after Retry-After',
+    RETRY_AFTER,
+  ),
   historyUnavailable: errorResponse(HistoryUnavailableError, 'The history store or the gate did not answer; retry after Retry-After', RETRY_AFTER),
   internal: errorResponse(InternalError, 'A fault in the service, not in the request; the cause is logged under details.request_id'),
   operator: (description: string) => errorResponse(OperatorError, description),

@@ -15,8 +15,8 @@ import type { PartnerLiquidity as PartnerLiquidityT, TradePrint as TradePrintT }
 import type { PositionDepth, PositionLiquidity } from '../../../src/compute/types.js';
 import type { HistoryPoint } from '../../../src/store/clickhouse/history.js';
 import type { ContestStateObject, GameState as GameStateT } from '../../../src/venues/types.js';
-import type { SimAccountConnection as SimAccountConnectionT, SimMarketState as SimMarketStateT } from '../../../src/venues/sim/model.js';
-import { SIM_SITUATIONS, type SituationPrint as SituationPrintT, type SituationQuote as SituationQuoteT, type SituationResult as SituationResultT } from '../../../src/venues/sim/situations.js';
+import type { SimAccountConnection as SimAccountConnectionT, SimMarketState as SimMarketStateT } from '../../../src/sim/model.js';
+import { SIM_SITUATIONS, type SituationPrint as SituationPrintT, type SituationQuote as SituationQuoteT, type SituationResult as SituationResultT } from '../../../src/sim/situations.js';
 import { LIMIT_TYPES, USER_GRANTS, type LimitWire } from '../../../src/domain/execution-limits.js';
 
 const closed = { additionalProperties: false };

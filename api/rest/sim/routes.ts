@@ -1,44 +1,41 @@
 /**
  * The simulator control API (docs/simulator.md, header X-Admin-Token). Every change goes
  * through the venue adapters and the normal pipeline, exactly as a real venue's would.
- * Mounted only in a process that runs the simulator (the ingest role with FLOW_VENUES=sim).
+ *
+ * The simulator runs in the ingest role, maybe in another process: each call becomes a command
+ * (src/sim/control.ts) sent to it over Redis (pipelines/producers/sim-commands.ts), and its answer
+ * becomes the HTTP answer. Mounted wherever the api role runs with simulated venues in FLOW_VENUES.
+ * Given the simulator itself (`{ market, refresh }`, tests), the commands run in this process.
  */
 import { timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type, type Static, type TSchema } from 'typebox';
-import { ApiError, StoreUnavailable } from '../../../src/errors.js';
-import { VenueError } from '../../../src/venues/errors.js';
+import { ApiError } from '../../../src/errors.js';
+import { VenueError, venueErrorFromJSON } from '../../../src/venues/errors.js';
 import { LIMIT_TYPES, MAX_LIMITS, parseLimits, limitToWire, USER_GRANTS, type UserGrant } from '../../../src/domain/execution-limits.js';
 import { getLeague, listPartners } from '../../../src/store/pg/catalog.js';
 import { accountExists, recordConnection } from '../../../src/store/pg/partners.js';
 import { replaceLimits } from '../../../src/store/pg/policy.js';
 import type { Pool } from '../../../src/store/pg/pool.js';
 import {
+  localSimCommands,
   SIM_PERSONALITIES,
   SIM_SITUATIONS,
   SITUATION_CONFLICTS,
-  type SimAccountConnection as SimAccountConnectionT,
-  type SimMarket,
+  type SimCommand,
+  type SimCommandResults,
+  type SimCommandSender,
+  type SimControl,
   type SimPartnerId,
-  type SituationResult,
-} from '../../../src/venues/sim/index.js';
+  type SimWireBalance,
+} from '../../../src/sim/index.js';
 import type { AppContext } from '../context.js';
 import { Errors, Ok } from '../openapi/responses.js';
 import { GameState, Nullable, PriceLevel, SimConnectResult, SimMarketState, SimPolicy, SimSituationResult, simSituationToWire } from '../openapi/shapes.js';
 import { sendEnvelope } from '../reply.js';
 import { Id, IdRecord, IsoTime, PositionHash, Quantity, Text, UnixMs } from '../schemas.js';
 
-export interface SimControl {
-  market: SimMarket;
-  /** Called after a quote change so polled venues are read at once instead of at their next poll. */
-  refresh(partnerId: string): Promise<void>;
-  /**
-   * Called after a settle: resolves once the venues' settlement feeds it caused are recorded in
-   * PostgreSQL (the durable trigger of order settlement); false when they could not be yet (they
-   * stay queued and are recorded once PostgreSQL is back). Absent where nothing records them.
-   */
-  settlementsRecorded?(): Promise<boolean>;
-}
+export type { SimControl } from '../../../src/sim/index.js';
 
 /**
  * The simulator names a missing thing `unknown_<thing>`; the API answers 404 `<thing>_not_found`,
@@ -81,9 +78,10 @@ const simResponses = (ok: TSchema, change: boolean, refused = 'The request or it
         400: Errors.operator(refused),
         404: Errors.operator('An unknown venue, position, contest or account'),
         409: Errors.operator(conflict),
-        503: Errors.serviceUnavailable,
       }
     : {}),
+  // Every call reaches the simulator over Redis: no process running it, or Redis away, is a 503.
+  503: Errors.simulatorUnavailable,
 });
 
 /**
@@ -91,10 +89,11 @@ const simResponses = (ok: TSchema, change: boolean, refused = 'The request or it
  * connection with its credential status, and the venue's balance read at once as its snapshot
  * (the simulator keeps its own state; this is the service's record of it).
  */
-async function recordSimConnection(pool: Pool, market: SimMarket, conn: SimAccountConnectionT, scopes: readonly UserGrant[] | undefined, nowMs: number): Promise<UserGrant[]> {
+async function recordSimConnection(pool: Pool, made: SimCommandResults['connect'], scopes: readonly UserGrant[] | undefined, nowMs: number): Promise<UserGrant[]> {
+  const { connection: conn, balance } = made;
   const partnerId = conn.partner_id as SimPartnerId;
   const reportsBalance = SIM_PERSONALITIES[partnerId].capabilities.balance;
-  const wire = market.balance(partnerId, conn.router_account_id);
+  const wire: SimWireBalance | null = balance;
   const recorded = await recordConnection(
     pool,
     {
@@ -114,7 +113,26 @@ async function recordSimConnection(pool: Pool, market: SimMarket, conn: SimAccou
 const accountNotFound = (account: string, what: string) =>
   new ApiError(404, 'account_not_found', `no account ${JSON.stringify(account)}: ${what} an account a key or an organization created`, { router_account_id: account });
 
-export function simRoutes(sim: SimControl) {
+/**
+ * Sends a command and turns its answer into the route's value or its HTTP error: the simulator's
+ * refusal through `refused` (its code), a store the change could not be passed on to as 503.
+ */
+async function ask<K extends SimCommand['op']>(sim: SimCommandSender, cmd: Extract<SimCommand, { op: K }>, refused: (err: VenueError) => never = toApiError): Promise<SimCommandResults[K]> {
+  const a = await sim.send(cmd);
+  if (a.ok) return a.value as SimCommandResults[K];
+  if ('refused' in a) refused(venueErrorFromJSON(a.refused));
+  if ('unavailable' in a) {
+    const s = a.unavailable.retry_after_seconds;
+    throw new ApiError(503, 'service_unavailable', a.unavailable.message, { retry_after_seconds: s }, { 'retry-after': String(s) });
+  }
+  throw new Error(`the simulator failed to carry out ${cmd.op}: ${a.failed}`);
+}
+
+/** The simulator the routes drive: a command sender (over Redis), or the simulator itself in this process. */
+export function simRoutes(target: SimControl): (app: FastifyInstance, ctx: AppContext) => void;
+export function simRoutes(target: SimCommandSender): (app: FastifyInstance, ctx: AppContext) => void;
+export function simRoutes(target: SimCommandSender | SimControl) {
+  const sim: SimCommandSender = 'market' in target ? localSimCommands(target) : target;
   return (app: FastifyInstance, ctx: AppContext): void => {
     const expected = Buffer.from(ctx.config.adminToken);
     function admin(req: FastifyRequest): void {
@@ -141,12 +159,7 @@ export function simRoutes(sim: SimControl) {
 
     const Freeze = Type.Object({ frozen: Type.Boolean() }, { additionalProperties: false });
     app.post<{ Body: Static<typeof Freeze> }>('/sim/v1/freeze', opts('Stop or restart the random market dynamics', Freeze, { operationId: 'simFreeze', ok: Type.Object({ frozen: Type.Boolean() }, closed) }), async (req, reply) => {
-      try {
-        sim.market.freeze(req.body.frozen);
-      } catch (err) {
-        toApiError(err);
-      }
-      return sendEnvelope(reply, now(), { frozen: sim.market.isFrozen() });
+      return sendEnvelope(reply, now(), await ask(sim, { op: 'freeze', frozen: req.body.frozen }));
     });
 
     const Quote = Type.Object(
@@ -164,14 +177,7 @@ export function simRoutes(sim: SimControl) {
       operationId: 'simSetQuote',
       ok: Type.Object({ partner_id: Type.String(), position_hash: Type.String(), levels: Type.Array(PriceLevel), ts_event: Type.Number({ description: 'unix ms' }) }, closed),
     }), async (req, reply) => {
-      let ev;
-      try {
-        ev = sim.market.setQuote(req.body);
-      } catch (err) {
-        toApiError(err);
-      }
-      await sim.refresh(req.body.partner_id);
-      return sendEnvelope(reply, now(), { partner_id: req.body.partner_id, position_hash: req.body.position_hash, levels: ev.levels, ts_event: ev.ts_event });
+      return sendEnvelope(reply, now(), await ask(sim, { op: 'quote', input: req.body }));
     });
 
     const Trade = Type.Object(
@@ -191,12 +197,7 @@ export function simRoutes(sim: SimControl) {
       operationId: 'simEmitTrade',
       ok: Type.Object({ venue_trade_id: Type.String(), executed_at: Type.String({ format: 'date-time' }) }, closed),
     }), async (req, reply) => {
-      try {
-        const ev = sim.market.emitTrade(req.body);
-        return sendEnvelope(reply, now(), { venue_trade_id: ev.trade_id, executed_at: new Date(ev.executed_at).toISOString() });
-      } catch (err) {
-        toApiError(err);
-      }
+      return sendEnvelope(reply, now(), await ask(sim, { op: 'trade', input: req.body }));
     });
 
     const Fraction = (hi: number, description: string) => Type.Number({ exclusiveMinimum: 0, maximum: hi, description });
@@ -225,14 +226,8 @@ export function simRoutes(sim: SimControl) {
         conflict: `The venue or position cannot carry it now: ${SITUATION_CONFLICTS.join(', ')}`,
       }),
       async (req, reply) => {
-        let result: SituationResult;
-        try {
-          result = sim.market.forceSituation(req.body);
-        } catch (err) {
-          toSituationError(err);
-        }
-        // Polled venues are read at once, as after POST /sim/v1/quotes.
-        for (const partnerId of new Set((result.details.quotes ?? []).map((q) => q.partner_id))) await sim.refresh(partnerId);
+        // Polled venues whose books changed are read at once, as after POST /sim/v1/quotes (src/sim/control.ts).
+        const result = await ask(sim, { op: 'situation', input: req.body }, toSituationError);
         return sendEnvelope(reply, now(), simSituationToWire(result));
       },
     );
@@ -245,12 +240,7 @@ export function simRoutes(sim: SimControl) {
         ok: Type.Object({ contest_id: Type.String(), state: GameState }, closed),
       }, ContestParams),
       async (req, reply) => {
-        try {
-          const state = sim.market.setState(req.params.id, req.body as never);
-          return sendEnvelope(reply, now(), { contest_id: req.params.id, state });
-        } catch (err) {
-          toApiError(err);
-        }
+        return sendEnvelope(reply, now(), await ask(sim, { op: 'contest_state', contest_id: req.params.id, fields: req.body }));
       },
     );
 
@@ -272,15 +262,8 @@ export function simRoutes(sim: SimControl) {
         ),
       }, ContestParams),
       async (req, reply) => {
-        let ev;
-        try {
-          ev = sim.market.settle(req.params.id, req.body);
-        } catch (err) {
-          toApiError(err);
-        }
-        // The answer waits for the settlement's record: a 200 means its orders will settle, crash or not.
-        if (sim.settlementsRecorded && !(await sim.settlementsRecorded())) throw new StoreUnavailable('postgres', 'recording the settlement (the simulator settled the contest; its record waits in memory and lands once PostgreSQL is back)');
-        return sendEnvelope(reply, now(), { contest_id: ev.contest_id, winner_participant_id: ev.winner_participant_id, results: ev.results });
+        // The answer waits for the settlement's record: a 200 means its orders will settle, crash or not (src/sim/control.ts).
+        return sendEnvelope(reply, now(), await ask(sim, { op: 'settle', contest_id: req.params.id, input: req.body }));
       },
     );
 
@@ -308,15 +291,10 @@ export function simRoutes(sim: SimControl) {
         // Checked before the simulator changes: a connection to no account would be recorded nowhere.
         if (!(await accountExists(ctx.pool, account))) throw accountNotFound(account, 'connect venues to');
         const { partner_id, balance, credential_status } = req.body;
-        let conn: SimAccountConnectionT;
-        try {
-          conn = sim.market.connectAccount(account, { partner_id, balance, ...(credential_status ? { credential_status } : {}) });
-        } catch (err) {
-          toApiError(err);
-        }
+        const made = await ask(sim, { op: 'connect', router_account_id: account, input: { partner_id, balance, ...(credential_status ? { credential_status } : {}) } });
         // The grants are between the user and the service (the hosted flow records them), not the venue's.
-        const scopes = await recordSimConnection(ctx.pool, sim.market, conn, req.body.scopes, now());
-        return sendEnvelope(reply, now(), { ...conn, scopes });
+        const scopes = await recordSimConnection(ctx.pool, made, req.body.scopes, now());
+        return sendEnvelope(reply, now(), { ...made.connection, scopes });
       },
     );
 
@@ -363,6 +341,6 @@ export function simRoutes(sim: SimControl) {
       },
     );
 
-    app.get('/sim/v1/state', opts('Seed, frozen flag and venues', undefined, { operationId: 'simGetState', ok: SimMarketState }), async (_req, reply) => sendEnvelope(reply, now(), sim.market.state()));
+    app.get('/sim/v1/state', opts('Seed, frozen flag and venues', undefined, { operationId: 'simGetState', ok: SimMarketState }), async (_req, reply) => sendEnvelope(reply, now(), await ask(sim, { op: 'state' })));
   };
 }

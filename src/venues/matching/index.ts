@@ -15,7 +15,7 @@ export { mergeVenueCatalogs, MERGED_MARKETS, type MergeOptions } from './merge.j
 export { MATCH_METRICS, type MatchMetric } from './metrics.js';
 export { normalizeName, pairingOf, titleTokens } from './normalize.js';
 export { EMPTY_MAPPING, mappingFileFromText, parseMappingFile, type MappingFile, type MergeOverride } from './overrides.js';
-export { remapAdapter } from './remap.js';
+export { remapAdapter, remappableAdapter, type RemappedAdapter } from './remap.js';
 export { formatMatchReport } from './report.js';
 export { LOW_CONFIDENCE_FLOOR, MATCH_THRESHOLD, WEIGHTS, WINDOW_MS, scorePair } from './score.js';
 export { MatchConfigError } from './strict.js';

@@ -499,6 +499,7 @@ function buildCluster(cluster: Cluster, aliases: AliasTable, out: Builder, warni
       if (!def) {
         def = mergedPosition(id, contest.type, o, sides, participantId, nameOf);
         byKey.set(k, def);
+        out.market(MERGED_MARKETS[def.market_id as keyof typeof MERGED_MARKETS]);
         out.position(def);
         out.participant({ id: def.participant_id, league_id: leagueId, name: nameOf(o.pick), abbr: null, image_url: null, country: null });
         if (o.kind !== 'total' && o.pick !== DRAW) out.entrant(id, def.participant_id);

@@ -9,6 +9,11 @@
  * (a quote keeps the venue's own side in `venue_side_key`); a position the merge left unlinked (a
  * complement) is not quoted. Into the venue: a merged hash or contest id is turned back into the
  * venue's own before the adapter sees it. Ids the maps do not name pass through unchanged.
+ *
+ * `remappableAdapter` is the same with maps that can be replaced while the adapter runs: the ingest
+ * role merges the venues' catalogs again whenever one more venue connects, and a venue already
+ * being read must then speak the new ids (cli/roles/venues.ts). Every id crossing it is translated
+ * with the maps of that moment; a filter given to a subscription is translated when it subscribes.
  */
 import { parsePositionHash } from '../../domain/hashes.js';
 import type {
@@ -23,7 +28,25 @@ import type {
   VenueSettlement,
 } from '../types.js';
 
-export function remapAdapter(inner: VenueAdapter, positions: Readonly<Record<string, string | null>> = {}, contests: Readonly<Record<string, string>> = {}): VenueAdapter {
+/** An adapter seen through a merge whose maps may be replaced (setMaps). */
+export interface RemappedAdapter extends VenueAdapter {
+  /** The venue's own adapter. */
+  readonly inner: VenueAdapter;
+  /** Replaces the maps; true when they differ from the ones in use. */
+  setMaps(positions: Readonly<Record<string, string | null>>, contests: Readonly<Record<string, string>>): boolean;
+}
+
+/** The translations one pair of maps gives. */
+interface Translation {
+  /** Order-independent fingerprint of the maps (to tell whether new ones differ). */
+  signature: string;
+  out(h: string): string | null;
+  into(h: string): string;
+  contestOut(c: string): string;
+  contestsInto(ids: string[] | undefined): string[] | undefined;
+}
+
+function translation(positions: Readonly<Record<string, string | null>>, contests: Readonly<Record<string, string>>): Translation {
   const toNative = new Map<string, string>();
   /** merged contest → the venue contests whose positions moved into it */
   const contestNatives = new Map<string, Set<string>>();
@@ -40,11 +63,27 @@ export function remapAdapter(inner: VenueAdapter, positions: Readonly<Record<str
     if (mc && nc) addNative(mc, nc);
   }
   for (const [native, merged] of Object.entries(contests)) addNative(merged, native);
+  const sorted = (r: Readonly<Record<string, unknown>>) => Object.entries(r).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return {
+    signature: JSON.stringify([sorted(positions), sorted(contests)]),
+    out: (h) => (Object.prototype.hasOwnProperty.call(positions, h) ? positions[h]! : h),
+    into: (h) => toNative.get(h) ?? h,
+    contestOut: (c) => (Object.prototype.hasOwnProperty.call(contests, c) ? contests[c]! : c),
+    contestsInto: (ids) => (ids ? [...new Set(ids.flatMap((c) => [c, ...(contestNatives.get(c) ?? [])]))] : undefined),
+  };
+}
 
-  const out = (h: string): string | null => (Object.prototype.hasOwnProperty.call(positions, h) ? positions[h]! : h);
-  const into = (h: string): string => toNative.get(h) ?? h;
-  const contestOut = (c: string): string => contests[c] ?? c;
-  const contestsInto = (ids: string[] | undefined): string[] | undefined => (ids ? [...new Set(ids.flatMap((c) => [c, ...(contestNatives.get(c) ?? [])]))] : undefined);
+export function remapAdapter(inner: VenueAdapter, positions: Readonly<Record<string, string | null>> = {}, contests: Readonly<Record<string, string>> = {}): VenueAdapter {
+  return remappableAdapter(inner, positions, contests);
+}
+
+export function remappableAdapter(inner: VenueAdapter, positions: Readonly<Record<string, string | null>> = {}, contests: Readonly<Record<string, string>> = {}): RemappedAdapter {
+  // Read at each call: setMaps replaces it for every id that crosses from then on.
+  let t = translation(positions, contests);
+  const out = (h: string): string | null => t.out(h);
+  const into = (h: string): string => t.into(h);
+  const contestOut = (c: string): string => t.contestOut(c);
+  const contestsInto = (ids: string[] | undefined): string[] | undefined => t.contestsInto(ids);
   const filterInto = (f?: QuoteFilter): QuoteFilter | undefined =>
     f ? { ...(f.contest_ids ? { contest_ids: contestsInto(f.contest_ids) } : {}), ...(f.position_hashes ? { position_hashes: f.position_hashes.map(into) } : {}) } : undefined;
   /** The caller's filter, on merged ids (the venue was asked more widely). */
@@ -77,8 +116,15 @@ export function remapAdapter(inner: VenueAdapter, positions: Readonly<Record<str
     }),
   });
 
-  const wrapped: VenueAdapter = {
+  const wrapped: RemappedAdapter = {
     id: inner.id,
+    inner,
+    setMaps(p, c) {
+      const next = translation(p, c);
+      if (next.signature === t.signature) return false;
+      t = next;
+      return true;
+    },
     describe: () => inner.describe(),
     connect: () => inner.connect(),
     close: () => inner.close(),

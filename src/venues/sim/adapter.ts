@@ -26,8 +26,8 @@ import type {
   VenueSettlement,
 } from '../types.js';
 import { toVenueError } from './errors.js';
-import type { SimInstrument, SimWireOrderRequest } from './messages.js';
-import type { SimMarket } from './model.js';
+import type { SimInstrument, SimWireOrderRequest } from '../../sim/messages.js';
+import type { SimMarket } from '../../sim/model.js';
 import {
   parseBalance,
   parseBalanceEvent,
@@ -40,8 +40,8 @@ import {
   tradeRef,
   type QuoteParseContext,
 } from './parse.js';
-import type { SimPartnerId } from './personalities.js';
-import { SimVenueServer } from './server.js';
+import type { SimPartnerId } from '../../sim/personalities.js';
+import { SimVenueServer } from '../../sim/server.js';
 import { localRejection, validateOrderRequest } from '../order-request.js';
 
 export interface SimAdapterOptions {

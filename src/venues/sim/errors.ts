@@ -4,7 +4,7 @@
  */
 import { VenueError, VenueErrorCodes, mapVenueError, type VenueErrorMap } from '../errors.js';
 import type { VenueRejectCode } from '../types.js';
-import { SimFault } from './engine.js';
+import { SimFault } from '../../sim/engine.js';
 
 /** Venue fault codes (a request the venue refused to process) → VenueError. */
 export const SIM_ERROR_MAP: VenueErrorMap = {

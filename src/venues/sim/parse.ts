@@ -38,8 +38,8 @@ import type {
   SimWireTrade,
   SportsbookScoreboardMsg,
   SportsbookOfferMsg,
-} from './messages.js';
-import type { SimWire } from './personalities.js';
+} from '../../sim/messages.js';
+import type { SimWire } from '../../sim/personalities.js';
 import { rejectCodeOf } from './errors.js';
 
 export interface QuoteParseContext {

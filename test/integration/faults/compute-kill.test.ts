@@ -21,7 +21,7 @@ import { createClickHouse } from '../../../src/store/clickhouse/client.js';
 import { createRedis } from '../../../src/store/redis/client.js';
 import { logKeys } from '../../../src/store/redis/eventlog.js';
 import { Keyspace } from '../../../src/store/redis/client.js';
-import { connectWs, type WsClient } from '../gateway/ws-client.js';
+import { connectWs, type WsClient } from '../../../bench/support/ws-client.js';
 import { client, demoKey, eventually } from '../../support/e2e.js';
 import { startService, type Service } from '../../support/service.js';
 import { removeDataDir } from '../../support/stack.js';

@@ -10,7 +10,7 @@
  * The its run in order: (a) and (d) measure the outage, (b) and (c) the recovery.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectWs, type WsClient } from '../gateway/ws-client.js';
+import { connectWs, type WsClient } from '../../../bench/support/ws-client.js';
 import { ADMIN_TOKEN, client, demoKey, eventually, findTotalLine } from '../../support/e2e.js';
 import { startPrivateRedis, until, type PrivateRedis } from '../../support/private-servers.js';
 import { startService, type Service } from '../../support/service.js';

@@ -8,7 +8,8 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SettlementRecorder } from '../../../pipelines/settlement/recorder.js';
 import { createPool, ensureDatabase, migrate, type Pool } from '../../../src/store/pg/pool.js';
-import { createSimAdapters, SimMarket } from '../../../src/venues/sim/index.js';
+import { createSimAdapters } from '../../../src/venues/sim/index.js';
+import { SimMarket } from '../../../src/sim/index.js';
 import type { VenueAdapter } from '../../../src/venues/types.js';
 import { startPrivatePostgres, type PrivatePostgres } from '../../support/private-servers.js';
 

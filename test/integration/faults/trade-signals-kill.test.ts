@@ -17,7 +17,7 @@ import type { TradePrint } from '../../../src/domain/stream.js';
 import { LOG_LIMITS, logKeys, toLogEvent } from '../../../src/store/redis/eventlog.js';
 import { HotState } from '../../../src/store/redis/hot.js';
 import { SignalStore } from '../../../src/store/redis/signals.js';
-import { buildSimCatalog } from '../../../src/venues/sim/index.js';
+import { buildSimCatalog } from '../../../src/sim/index.js';
 import { ROOT } from '../../support/cli.js';
 import { startStack, type TestStack } from '../../support/stack.js';
 

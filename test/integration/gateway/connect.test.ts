@@ -3,7 +3,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { keysRevoke } from '../../../cli/keys.js';
 import { createKey } from '../../../src/store/pg/keys.js';
 import { eventually, liquidityEvent, startHarness, ticksEvent, type Harness } from './harness.js';
-import { connectWs, UpgradeRefused } from './ws-client.js';
+import { connectWs, UpgradeRefused } from '../../../bench/support/ws-client.js';
 
 let h: Harness;
 beforeAll(async () => {

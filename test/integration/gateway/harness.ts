@@ -13,7 +13,7 @@ import { createRedis } from '../../../src/store/redis/client.js';
 import { AccountEventLog } from '../../../src/store/redis/eventlog.js';
 import { HotState } from '../../../src/store/redis/hot.js';
 import { REDIS_URL, startStack, type TestStack } from '../../support/stack.js';
-import { connectWs, type ConnectOptions, type WsClient } from './ws-client.js';
+import { connectWs, type ConnectOptions, type WsClient } from '../../../bench/support/ws-client.js';
 
 export interface Harness {
   s: TestStack;

@@ -7,7 +7,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Gateway } from '../../../api/gateway/index.js';
 import { EventLogReader, REPLAY_PAGE, type LogEvent } from '../../../src/store/redis/eventlog.js';
 import { liquidityEvent, startHarness, ticksEvent, type Harness } from './harness.js';
-import type { WsClient } from './ws-client.js';
+import type { WsClient } from '../../../bench/support/ws-client.js';
 
 let h: Harness;
 let log: EventLogReader;

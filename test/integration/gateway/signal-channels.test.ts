@@ -17,7 +17,7 @@ import { logKeys, toLogEvent } from '../../../src/store/redis/eventlog.js';
 import { SignalStore } from '../../../src/store/redis/signals.js';
 import { testSignal } from '../../support/signals.js';
 import { startHarness, type Harness } from './harness.js';
-import type { WsClient } from './ws-client.js';
+import type { WsClient } from '../../../bench/support/ws-client.js';
 
 let h: Harness;
 let store: SignalStore;

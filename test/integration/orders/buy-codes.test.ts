@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { clientOrderId } from '../../../api/rest/orders/execution.js';
 import type { CreatedKey } from '../../../src/store/pg/keys.js';
-import type { SimPartnerId } from '../../../src/venues/sim/personalities.js';
+import type { SimPartnerId } from '../../../src/sim/personalities.js';
 import { keyHeaders as H } from '../../support/accounts.js';
 import { send } from '../../support/http.js';
 import { startOrderStack, type OrderStack } from '../../support/order-stack.js';

@@ -18,7 +18,7 @@ import { clientOrderId } from '../../../api/rest/orders/execution.js';
 import type { CreatedKey } from '../../../src/store/pg/keys.js';
 import { recordVenueReport } from '../../../src/store/pg/order-updates.js';
 import { toLogEvent } from '../../../src/store/redis/eventlog.js';
-import type { SimPartnerId } from '../../../src/venues/sim/personalities.js';
+import type { SimPartnerId } from '../../../src/sim/personalities.js';
 import type { VenueAdapter } from '../../../src/venues/types.js';
 import { keyHeaders as H } from '../../support/accounts.js';
 import { eventually } from '../../support/e2e.js';

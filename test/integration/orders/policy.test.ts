@@ -15,7 +15,7 @@ import '../../support/fuzz-seed.js';
 import { clientOrderId } from '../../../api/rest/orders/execution.js';
 import { signPlayerJwt } from '../../../src/jwt.js';
 import type { CreatedKey } from '../../../src/store/pg/keys.js';
-import type { SimPartnerId } from '../../../src/venues/sim/personalities.js';
+import type { SimPartnerId } from '../../../src/sim/personalities.js';
 import { keyHeaders as H, organizationUser } from '../../support/accounts.js';
 import { send } from '../../support/http.js';
 import { startOrderStack, type OrderStack } from '../../support/order-stack.js';

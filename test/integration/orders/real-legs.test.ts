@@ -14,7 +14,7 @@ import { BUY_OPERATION } from '../../../api/rest/orders/buy.js';
 import { canonicalFingerprint } from '../../../src/store/pg/idempotency.js';
 import type { CreatedKey } from '../../../src/store/pg/keys.js';
 import { recordSnapshot } from '../../../src/store/pg/partners.js';
-import type { SimPartnerId } from '../../../src/venues/sim/personalities.js';
+import type { SimPartnerId } from '../../../src/sim/personalities.js';
 import { expectOneEffect, keyHeaders as H } from '../../support/accounts.js';
 import { eventually } from '../../support/e2e.js';
 import { get, send } from '../../support/http.js';

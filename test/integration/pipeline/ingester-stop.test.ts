@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { HotState } from '../../../src/store/redis/hot.js';
-import { buildSimCatalog, SimMarket } from '../../../src/venues/sim/index.js';
+import { buildSimCatalog, SimMarket } from '../../../src/sim/index.js';
 import type { NormalizedQuote } from '../../../src/venues/types.js';
 import { simIngester } from '../../support/sim-ingester.js';
 import { startStack, type TestStack } from '../../support/stack.js';

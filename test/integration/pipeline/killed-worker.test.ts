@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ComputePool } from '../../../pipelines/compute-pool.js';
 import { LiquidityProducer } from '../../../pipelines/producers/liquidity.js';
 import { HotState } from '../../../src/store/redis/hot.js';
-import { buildSimCatalog } from '../../../src/venues/sim/catalog.js';
+import { buildSimCatalog } from '../../../src/sim/catalog.js';
 import type { NormalizedQuote } from '../../../src/venues/types.js';
 import { ROOT } from '../../support/cli.js';
 import { startStack, type TestStack } from '../../support/stack.js';

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ComputePool } from '../../../pipelines/compute-pool.js';
 import { LiquidityProducer } from '../../../pipelines/producers/liquidity.js';
 import { HOT_KINDS, HotState } from '../../../src/store/redis/hot.js';
-import { buildSimCatalog, SimMarket } from '../../../src/venues/sim/index.js';
+import { buildSimCatalog, SimMarket } from '../../../src/sim/index.js';
 import type { NormalizedQuote } from '../../../src/venues/types.js';
 import { simIngester } from '../../support/sim-ingester.js';
 import { startStack, type TestStack } from '../../support/stack.js';

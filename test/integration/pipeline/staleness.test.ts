@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { logKeys, toLogEvent } from '../../../src/store/redis/eventlog.js';
-import { buildSimCatalog } from '../../../src/venues/sim/index.js';
+import { buildSimCatalog } from '../../../src/sim/index.js';
 import { eventually } from '../../support/e2e.js';
 import { frozenSimPipeline } from '../../support/sim-ingester.js';
 import { startStack, type TestStack } from '../../support/stack.js';

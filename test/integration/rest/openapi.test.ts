@@ -17,7 +17,7 @@ import { simRoutes } from '../../../api/rest/sim/routes.js';
 import { MCP_PATH } from '../../../api/mcp/server.js';
 import { createKey } from '../../../src/store/pg/keys.js';
 import { HotState } from '../../../src/store/redis/hot.js';
-import { SimMarket } from '../../../src/venues/sim/index.js';
+import { SimMarket } from '../../../src/sim/index.js';
 import { get } from '../../support/http.js';
 import { startStack, type TestStack } from '../../support/stack.js';
 

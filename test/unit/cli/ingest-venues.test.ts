@@ -8,7 +8,8 @@ import { loadConfig } from '../../../src/config.js';
 import { VenueError } from '../../../src/venues/errors.js';
 import { KalshiAdapter } from '../../../src/venues/kalshi/index.js';
 import { PolymarketAdapter } from '../../../src/venues/polymarket/index.js';
-import { buildIngestVenues, isCatalogVenue } from '../../../cli/roles/venues.js';
+import { buildIngestVenues, isCatalogVenue, venueMatchOptions } from '../../../cli/roles/venues.js';
+import { ConfigError } from '../../../src/config.js';
 import type { Runtime } from '../../../cli/runtime.js';
 
 const NOW = Date.UTC(2026, 10, 24, 6, 30);
@@ -44,5 +45,17 @@ describe('the ingest role\'s venues', () => {
     expect(err).toBeInstanceOf(VenueError);
     expect((err as VenueError).code).toBe('unknown_venue');
     expect((err as VenueError).message).toContain('kalshi');
+  });
+
+  it('reads the matcher\'s files from FLOW_VENUE_ALIASES and FLOW_VENUE_MAPPING; a bad one stops the start naming the variable', () => {
+    const fixtures = new URL('../../venues/matching/fixtures/', import.meta.url).pathname;
+    const ok = venueMatchOptions(rt({ FLOW_VENUE_ALIASES: `${fixtures}aliases-kalshi-nba-outright.json` }));
+    // The operator file adds Kalshi's NBA outright series to the built-in table.
+    expect(ok.aliases!.venueLeague('kalshi-KXNBA')).toMatchObject({ league: 'nba' });
+    expect(ok.mapping).toBeUndefined();
+    const missing = () => venueMatchOptions(rt({ FLOW_VENUE_MAPPING: '/nonexistent/mapping.json' }));
+    expect(missing).toThrow(ConfigError);
+    expect(missing).toThrow(/^FLOW_VENUE_MAPPING: \/nonexistent\/mapping.json: cannot read the mapping file/);
+    expect(() => venueMatchOptions(rt({ FLOW_VENUE_ALIASES: `${fixtures}gamma-events-nfl-ravens-packers.json` }))).toThrow(/^FLOW_VENUE_ALIASES: /);
   });
 });

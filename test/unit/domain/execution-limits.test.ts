@@ -22,7 +22,7 @@ import {
 import { toMicros } from '../../../src/domain/money.js';
 import { evaluateLeg, LegBatch, type LegInput, type LegMarket } from '../../../src/domain/order-checks.js';
 import type { ResolvedLeg } from '../../../src/domain/orders.js';
-import { simPartners } from '../../../src/venues/sim/personalities.js';
+import { simPartners } from '../../../src/sim/personalities.js';
 
 const m = (usd: number) => toMicros(usd);
 const catalog: LimitCatalog = {

@@ -11,7 +11,7 @@ import { microLevels, walkBook } from '../../../src/domain/book-walk.js';
 import { NO_POLICY } from '../../../src/domain/execution-limits.js';
 import { evaluateLeg, LegBatch, needsLiveBook, type LegInput, type LegMarket } from '../../../src/domain/order-checks.js';
 import type { ResolvedLeg } from '../../../src/domain/orders.js';
-import { simPartners } from '../../../src/venues/sim/personalities.js';
+import { simPartners } from '../../../src/sim/personalities.js';
 
 const partners = simPartners();
 const practice = partners.find((p) => p.internal_book)!;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { QUOTE_RECONFIRM_MS, freshnessByVenue, quoteStaleAfterMs, ruleFreshnessMs } from '../../../src/venues/freshness.js';
-import { SIM_PARTNER_IDS, SIM_PERSONALITIES } from '../../../src/venues/sim/index.js';
+import { SIM_PARTNER_IDS, SIM_PERSONALITIES } from '../../../src/sim/index.js';
 
 describe('venue freshness bounds', () => {
   it('every simulated venue with quotes declares the bound of the documented rule (docs/pricing.md, "Freshness")', () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { VenueError } from '../../../src/venues/errors.js';
 import { VENUE_FACTORIES, createAdapters, createVenues, knownVenueIds } from '../../../src/venues/registry.js';
-import { SimMarket } from '../../../src/venues/sim/index.js';
+import { SimMarket } from '../../../src/sim/index.js';
 import { NOW } from './sim/support.js';
 
 describe('venue registry', () => {

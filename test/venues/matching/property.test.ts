@@ -4,7 +4,8 @@
  * - deterministic, and independent of the order of the venues and of everything inside them;
  * - a merged position joins outcomes of one market type and one line only, at most one per venue;
  * - a merged contest takes at most one contest per venue, and only pairs at or above the threshold;
- * - every venue position is accounted for exactly once (merged, unlinked, or kept as listed).
+ * - every venue position is accounted for exactly once (merged, unlinked, or kept as listed);
+ * - the merged catalog names no market or contest it does not list.
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
@@ -102,6 +103,15 @@ function check(r: MergeResult, cats: Record<string, VenueCatalog>): void {
     expect(new Set(venues).size).toBe(venues.length);
   }
   for (const c of r.catalog.contests) for (const p of r.catalog.positions.filter((x) => x.contest_id === c.id)) expect(parsePositionHash(p.position_hash)?.contest_id).toBe(c.id);
+  // The catalog stands on its own (seedCatalog's foreign keys): every market a position or a
+  // contest names is listed, and so is every contest a position names.
+  const markets = new Set(r.catalog.markets.map((m) => m.id));
+  const contests = new Set(r.catalog.contests.map((c) => c.id));
+  for (const p of r.catalog.positions) {
+    expect(markets.has(p.market_id)).toBe(true);
+    expect(contests.has(p.contest_id)).toBe(true);
+  }
+  for (const l of r.catalog.contest_markets) expect(markets.has(l.market_id)).toBe(true);
 }
 
 describe('merge properties', () => {

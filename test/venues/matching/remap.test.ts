@@ -7,7 +7,8 @@
 import { describe, expect, it } from 'vitest';
 import { parsePositionHash, positionHash } from '../../../src/domain/hashes.js';
 import { remapAdapter } from '../../../src/venues/matching/index.js';
-import { SimMarket, createSimAdapters } from '../../../src/venues/sim/index.js';
+import { createSimAdapters } from '../../../src/venues/sim/index.js';
+import { SimMarket } from '../../../src/sim/index.js';
 import type { NormalizedQuote, NormalizedTrade } from '../../../src/venues/types.js';
 
 const NOW = Date.UTC(2026, 0, 10, 12);

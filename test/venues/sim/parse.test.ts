@@ -7,8 +7,8 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { VenueError } from '../../../src/venues/errors.js';
-import type { SimInstrument, SimWireQuote } from '../../../src/venues/sim/messages.js';
-import { SIM_PERSONALITIES, SimMarket, type SimPartnerId } from '../../../src/venues/sim/index.js';
+import type { SimInstrument, SimWireQuote } from '../../../src/sim/messages.js';
+import { SIM_PERSONALITIES, SimMarket, type SimPartnerId } from '../../../src/sim/index.js';
 import {
   parseBalanceEvent,
   parseOrderAck,
@@ -19,7 +19,7 @@ import {
   quoteRef,
   type QuoteParseContext,
 } from '../../../src/venues/sim/parse.js';
-import { encodeQuote, encodeScoreboard, encodeTrade } from '../../../src/venues/sim/server.js';
+import { encodeQuote, encodeScoreboard, encodeTrade } from '../../../src/sim/server.js';
 
 const dir = join(dirname(fileURLToPath(import.meta.url)), 'fixtures');
 const fixture = <T = unknown>(name: string): T => JSON.parse(readFileSync(join(dir, name), 'utf8')) as T;

@@ -4,7 +4,8 @@
  * level while contests keep coming and going.
  */
 import { describe, expect, it } from 'vitest';
-import { createSimAdapter, SimMarket, type SimContestOpenedEvent, type SimSettleEvent } from '../../../../src/venues/sim/index.js';
+import { createSimAdapter } from '../../../../src/venues/sim/index.js';
+import { SimMarket, type SimContestOpenedEvent, type SimSettleEvent } from '../../../../src/sim/index.js';
 import { NOW, contestOf, manualClock, newMarket, pickPosition } from './support.js';
 
 const listings = (m: SimMarket) => m.state().venues.reduce((s, v) => s + v.listings, 0);

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { TeamTag } from '../../../../src/domain/catalog.js';
 import { parsePositionHash } from '../../../../src/domain/hashes.js';
-import { buildSimCatalog } from '../../../../src/venues/sim/index.js';
+import { buildSimCatalog } from '../../../../src/sim/index.js';
 import { NOW } from './support.js';
 
 const HOUR = 3_600_000;

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { VenueError } from '../../../../src/venues/errors.js';
-import { createSimAdapter, type SimMarket } from '../../../../src/venues/sim/index.js';
+import { createSimAdapter } from '../../../../src/venues/sim/index.js';
+import { type SimMarket } from '../../../../src/sim/index.js';
 import type { GameStateRecord, NormalizedQuote, NormalizedTrade, VenueSettlement } from '../../../../src/venues/types.js';
 import { complementOf, contestOf, manualClock, newMarket, phaseOf, pickPosition, positionOf } from './support.js';
 

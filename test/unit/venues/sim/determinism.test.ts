@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { SimMarket, buildSimCatalog, createSimAdapters, type SimQuoteEvent } from '../../../../src/venues/sim/index.js';
+import { createSimAdapters } from '../../../../src/venues/sim/index.js';
+import { SimMarket, buildSimCatalog, type SimQuoteEvent } from '../../../../src/sim/index.js';
 import type { NormalizedQuote } from '../../../../src/venues/types.js';
 import { NOW } from './support.js';
 

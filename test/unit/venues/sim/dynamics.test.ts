@@ -3,7 +3,8 @@
  * opposite-side listings, staleness, arbitrage), ladders that make sense, and throughput.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { SIM_PERSONALITIES, SimMarket, createSimAdapter, type SimQuoteEvent, type SimSettleEvent, type SimStateEvent } from '../../../../src/venues/sim/index.js';
+import { createSimAdapter } from '../../../../src/venues/sim/index.js';
+import { SIM_PERSONALITIES, SimMarket, type SimQuoteEvent, type SimSettleEvent, type SimStateEvent } from '../../../../src/sim/index.js';
 import { NOW, newMarket, phaseOf } from './support.js';
 
 const HOUR = 3_600_000;

@@ -5,7 +5,8 @@
  */
 import { beforeEach, describe, expect, it } from 'vitest';
 import { VenueError } from '../../../../src/venues/errors.js';
-import { createSimAdapter, type SimMarket, type SimPartnerId } from '../../../../src/venues/sim/index.js';
+import { createSimAdapter } from '../../../../src/venues/sim/index.js';
+import { type SimMarket, type SimPartnerId } from '../../../../src/sim/index.js';
 import type { VenueAdapter, VenueBalanceUpdate, VenueOrder, VenueOrderRequest } from '../../../../src/venues/types.js';
 import { manualClock, newMarket, pickPosition } from './support.js';
 

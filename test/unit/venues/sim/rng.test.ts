@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Rng, hashSeed, mulberry32, normalCdf } from '../../../../src/venues/sim/rng.js';
+import { Rng, hashSeed, mulberry32, normalCdf } from '../../../../src/sim/rng.js';
 
 describe('seeded randomness', () => {
   it('mulberry32 is deterministic per seed and differs across seeds', () => {

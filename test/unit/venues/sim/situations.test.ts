@@ -1,5 +1,5 @@
 /**
- * Market situations (src/venues/sim/situations.ts): the signal types of the spec, forced exactly
+ * Market situations (src/sim/situations.ts): the signal types of the spec, forced exactly
  * (forceSituation, behind POST /sim/v1/situations) and produced on the venues' own now and then.
  * Each is checked on what the venues' feeds carried, through the adapters, against the thresholds
  * Flow publishes (src/domain/signals.ts), measured here independently of the simulator's own figures.
@@ -7,9 +7,10 @@
 import { describe, expect, it } from 'vitest';
 import { SIGNAL_DEFINITION } from '../../../../src/domain/signals.js';
 import { VenueError } from '../../../../src/venues/errors.js';
-import { createSimAdapter, PUBLISHED_THRESHOLDS, SimMarket, SIM_PARTNER_IDS, type SimPartnerId, type SituationResult } from '../../../../src/venues/sim/index.js';
-import { Rng } from '../../../../src/venues/sim/rng.js';
-import { startSituation } from '../../../../src/venues/sim/situations.js';
+import { createSimAdapter } from '../../../../src/venues/sim/index.js';
+import { PUBLISHED_THRESHOLDS, SimMarket, SIM_PARTNER_IDS, type SimPartnerId, type SituationResult } from '../../../../src/sim/index.js';
+import { Rng } from '../../../../src/sim/rng.js';
+import { startSituation } from '../../../../src/sim/situations.js';
 import type { NormalizedQuote, NormalizedTrade } from '../../../../src/venues/types.js';
 import { NOW, complementOf, newMarket } from './support.js';
 
@@ -380,7 +381,7 @@ describe('situations the venues produce on their own', () => {
     while (t < end) m.tick((t += 5000));
     const venues = m.state().venues;
     for (const v of venues) {
-      const rates = (await import('../../../../src/venues/sim/personalities.js')).SIM_PERSONALITIES[v.partner_id as SimPartnerId].dynamics.situations;
+      const rates = (await import('../../../../src/sim/personalities.js')).SIM_PERSONALITIES[v.partner_id as SimPartnerId].dynamics.situations;
       for (const [kind, rate] of Object.entries(rates)) {
         const n = v.situations[kind as keyof typeof rates];
         if (rate === 0) expect(n, `${v.partner_id} ${kind}`).toBe(0);

@@ -1,5 +1,5 @@
 /** Shared helpers for the simulator tests (not a test file). */
-import { SimMarket, SIM_PARTNER_IDS, type SimPartnerId } from '../../../../src/venues/sim/index.js';
+import { SimMarket, SIM_PARTNER_IDS, type SimPartnerId } from '../../../../src/sim/index.js';
 
 /** A fixed "now" so catalogs and quotes are reproducible. */
 export const NOW = Date.UTC(2026, 0, 10, 18, 0, 0);

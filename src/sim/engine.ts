@@ -6,9 +6,9 @@
  *
  * Prices inside are 0-1 probabilities; requests and acks carry the venue's native unit.
  */
-import { fillFee } from '../fees.js';
-import { fromNative, inPriceBand, onGrid, round6, toNative } from '../prices.js';
-import type { PositionResult, PriceLevel } from '../types.js';
+import { fillFee } from '../domain/fees.js';
+import { fromNative, inPriceBand, onGrid, round6, toNative } from '../domain/prices.js';
+import type { PositionResult, PriceLevel } from '../venues/types.js';
 import type { SimWireBalanceEvent, SimWireOrderAck, SimWireOrderRequest } from './messages.js';
 import type { AccountRt, Listing, OrderRt, OrderState, PosRt, VenueRt } from './runtime.js';
 

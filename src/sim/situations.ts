@@ -9,9 +9,9 @@
  *
  * Forcing draws nothing random: the same market state and request give the same prints and books.
  */
-import { VenueError } from '../errors.js';
-import { round6 } from '../prices.js';
-import type { PriceLevel, TakerAction } from '../types.js';
+import { VenueError } from '../venues/errors.js';
+import { round6 } from '../domain/prices.js';
+import type { PriceLevel, TakerAction } from '../venues/types.js';
 import { clamp } from './game.js';
 import type { SimSituationRates } from './personalities.js';
 import type { Rng } from './rng.js';

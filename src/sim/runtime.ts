@@ -1,8 +1,8 @@
 /**
- * Mutable runtime structures of the market model (internal to src/venues/sim).
+ * Mutable runtime structures of the market model (internal to src/sim).
  */
-import type { Contest } from '../../domain/catalog.js';
-import type { GameState, PositionResult, PriceLevel } from '../types.js';
+import type { Contest } from '../domain/catalog.js';
+import type { GameState, PositionResult, PriceLevel } from '../venues/types.js';
 import type { SimContestParams, SimPosition, SimPositionMeta } from './catalog.js';
 import type { SimInstrument } from './messages.js';
 import type { SimPartnerId, SimPersonality, SimSituationRates } from './personalities.js';

@@ -6,8 +6,8 @@
  * price, how deep its book is, how often it goes stale or misprices), so a reader can see why one
  * venue's quotes differ from another's without reading the model.
  */
-import type { CredentialField, OrderConfig, Partner } from '../../domain/catalog.js';
-import type { FeeModel, VenueCapabilities } from '../types.js';
+import type { CredentialField, OrderConfig, Partner } from '../domain/catalog.js';
+import type { FeeModel, VenueCapabilities } from '../venues/types.js';
 
 export type SimPartnerId = 'sim_exchange' | 'sim_book01' | 'sim_sportsbook' | 'sim_p2p' | 'sim_quotes' | 'practice';
 
@@ -466,6 +466,11 @@ export const SIM_PERSONALITIES: Readonly<Record<SimPartnerId, SimPersonality>> =
 
 export function isSimPartnerId(id: string): id is SimPartnerId {
   return (SIM_PARTNER_IDS as readonly string[]).includes(id);
+}
+
+/** Whether a FLOW_VENUES list runs any simulated venue (`sim`, or one by its id). */
+export function namesSimVenue(venues: readonly string[]): boolean {
+  return venues.some((v) => v === 'sim' || isSimPartnerId(v));
 }
 
 /** Partner records of every sim venue, in catalog order. */

@@ -1,5 +1,7 @@
 /**
- * A minimal RFC 6455 WebSocket client over node:net, for the gateway tests and the fan-out bench.
+ * A minimal RFC 6455 WebSocket client over node:net, for the benches and the gateway tests: a
+ * client of the stream gateway, as a user's would be. It lives with the benches because a bench
+ * never imports test code (the tests import it from here).
  *
  * Why not a library: the repo has no `ws` package and Node 20 has no stable global WebSocket. A raw
  * client is also what these tests need: it exposes the HTTP status of a refused upgrade (401/429),

@@ -3,7 +3,7 @@
  * sport-specific situation) → final with a result, and the fair probabilities that follow from
  * the game's state. Pure functions over ContestRt plus an explicit Rng.
  */
-import type { GameState, LeaderboardEntry, PositionResult } from '../types.js';
+import type { GameState, LeaderboardEntry, PositionResult } from '../venues/types.js';
 import type { SimContestParams, SimSport } from './catalog.js';
 import { Rng, hashSeed, normalCdf } from './rng.js';
 import type { ContestRt, EffectiveParams, Phase, PosRt } from './runtime.js';

@@ -6,8 +6,8 @@
  * Alongside the public catalog the builder returns the hidden parameters the market model runs on
  * (expected margins and totals, player means, outright strengths, durations).
  */
-import type { Contest, ContestTags, League, Market, Participant, Partner, PositionDefinition, TeamTag } from '../../domain/catalog.js';
-import { positionHash } from '../../domain/hashes.js';
+import type { Contest, ContestTags, League, Market, Participant, Partner, PositionDefinition, TeamTag } from '../domain/catalog.js';
+import { positionHash } from '../domain/hashes.js';
 import { simPartners } from './personalities.js';
 import { Rng, hashSeed } from './rng.js';
 

@@ -3,7 +3,7 @@
  * Math.random, so one seed gives one world and one sequence of quotes.
  */
 
-import { hashSeed, mulberry32 } from '../../domain/random.js';
+import { hashSeed, mulberry32 } from '../domain/random.js';
 
 export { hashSeed, mulberry32 };
 

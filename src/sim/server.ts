@@ -3,8 +3,8 @@
  * is the sim's I/O layer (the counterpart of a real venue's rest.ts/stream.ts): adapters talk to
  * a SimVenueServer exactly as they would talk to a venue, and parse what it sends (parse.ts).
  */
-import { probToAmerican, round6 } from '../prices.js';
-import type { GameState } from '../types.js';
+import { probToAmerican, round6 } from '../domain/prices.js';
+import type { GameState } from '../venues/types.js';
 import type {
   Book01BookMsg,
   Book01TradeMsg,
