@@ -49,7 +49,7 @@ import { floorOnGrid, gridOf, kalshiOrderConfig } from './grid.js';
 import type { KalshiEvent, KalshiOrder, KalshiSeries } from './messages.js';
 import { buildCreateOrder, liquidityHashOf, parseBalance, parseLiquidityHash, parseOrder, parseOrderbook, parseTrade, quoteOf, type OrderContext } from './parse.js';
 import { KalshiRest, type KalshiRestStats } from './rest.js';
-import { KalshiStream, type KalshiStreamOptions, type KalshiStreamStats } from './stream.js';
+import { emptyStreamStats, KalshiStream, type KalshiStreamOptions, type KalshiStreamStats } from './stream.js';
 import { PARTNER_ID, notionalMicros, num } from './units.js';
 
 /** How often a polled venue's quotes are fetched (ms). */
@@ -173,21 +173,7 @@ export class KalshiAdapter implements VenueAdapter {
 
   /** Counters for metrics (plain data, read at scrape time). */
   feedStats(): KalshiFeedStats {
-    const s: KalshiStreamStats = this.stream?.stats ?? {
-      connected: false,
-      frames: 0,
-      seq_gaps: 0,
-      book_errors: 0,
-      resnapshots: 0,
-      trade_gaps: 0,
-      parse_errors: 0,
-      reconnects: 0,
-      connect_failures: 0,
-      subscribe_errors: 0,
-      books_synced: 0,
-      last_frame_at: null,
-      last_error: null,
-    };
+    const s: KalshiStreamStats = this.stream?.stats ?? emptyStreamStats();
     return {
       ...s,
       rest: { ...this.rest.stats },

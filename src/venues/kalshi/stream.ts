@@ -74,22 +74,25 @@ const BACKOFF_MS = [1_000, 2_000, 5_000, 10_000, 30_000];
 /** Retired sids remembered so their late frames are ignored (bounded; cleared on reconnect). */
 const MAX_RETIRED = 256;
 
+/** A feed's counters before it has run. */
+export const emptyStreamStats = (): KalshiStreamStats => ({
+  connected: false,
+  frames: 0,
+  seq_gaps: 0,
+  book_errors: 0,
+  resnapshots: 0,
+  trade_gaps: 0,
+  parse_errors: 0,
+  reconnects: 0,
+  connect_failures: 0,
+  subscribe_errors: 0,
+  books_synced: 0,
+  last_frame_at: null,
+  last_error: null,
+});
+
 export class KalshiStream {
-  readonly stats: KalshiStreamStats = {
-    connected: false,
-    frames: 0,
-    seq_gaps: 0,
-    book_errors: 0,
-    resnapshots: 0,
-    trade_gaps: 0,
-    parse_errors: 0,
-    reconnects: 0,
-    connect_failures: 0,
-    subscribe_errors: 0,
-    books_synced: 0,
-    last_frame_at: null,
-    last_error: null,
-  };
+  readonly stats: KalshiStreamStats = emptyStreamStats();
   private conn: Pick<WsConnection, 'send' | 'close' | 'isOpen'> | null = null;
   private nextId = 1;
   private readonly subs = new Map<number, Sub>();
