@@ -59,7 +59,7 @@ export class SimCommandConsumer {
         }
         if (!taken || this.stopped) continue;
         const answer = await this.answer(taken.payload);
-        await this.server.reply(taken.id, JSON.stringify(answer));
+        await this.server.reply(taken, JSON.stringify(answer));
         this.answered++;
       } catch (err) {
         if (this.stopped) return;

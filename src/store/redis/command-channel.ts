@@ -1,35 +1,51 @@
 /**
  * A request/reply channel between processes over Redis lists, for commands that one process
  * serves (the simulator's control, docs/simulator.md): a caller pushes a command and waits for its
- * answer; the serving process takes commands one at a time, in order, and pushes each answer back.
- * Payloads are opaque strings here (the callers own their shapes).
+ * answer; the serving process takes commands in order, runs them one at a time and pushes each
+ * answer back. Payloads are opaque strings here (the callers own their shapes).
  *
- *   <prefix>:cmd:<name>              list of waiting commands (newest first), at most maxQueued,
- *                                    expiring when nobody pushes for a while
- *   <prefix>:cmd:<name>:reply:<id>   one command's answer, kept REPLY_TTL_MS for the caller to take
- *   <prefix>:cmd:<name>:server       the serving process is there (refreshed while it listens)
+ *   <prefix>:cmd:<name>                list of waiting commands (newest first), at most maxQueued,
+ *                                      expiring when nobody pushes for a while
+ *   <prefix>:cmd:<name>:reply:<caller> the answers to one calling process (each names its command),
+ *                                      kept REPLY_TTL_MS after the last one
+ *   <prefix>:cmd:<name>:server         the serving process is there (refreshed while it listens)
+ *
+ * Built for a steady stream of commands (a bench drives hundreds a second): a caller checks the
+ * server's presence and pushes in one script, and one blocking read per calling process collects
+ * every answer for it; the server takes what waits in one read (up to TAKE_BATCH).
  *
  * Honest answers: a command carries the instant by which it must start; the server drops one it
  * takes later (the caller has given up by then), so a command is never carried out after its caller
  * was told it was not. The caller waits for the answer until that instant plus the time the command
- * may take to run. A caller finds out at once when no server listens.
+ * may take to run. A caller finds out at once when no server listens (nothing is queued then).
  */
 import { randomUUID } from 'node:crypto';
 import { StoreUnavailable } from '../../errors.js';
 import { createRedis, type Keyspace, type Redis } from './client.js';
+import { luaScript, type ScriptCall } from './script.js';
 
-/** How long an answer waits for its caller. */
+/** How long answers wait for their caller. */
 const REPLY_TTL_MS = 60_000;
 /** How long the server's presence lasts without a refresh (it refreshes at least every SERVER_POLL_MS). */
 const SERVER_TTL_MS = 5_000;
 const SERVER_POLL_MS = 1_000;
-/** Blocking connections kept for callers between requests. */
-const IDLE_BLOCKING_MAX = 4;
+/** Commands the server takes in one read. */
+const TAKE_BATCH = 64;
+
+// KEYS: queue, server presence. ARGV: envelope, max queued, queue lifetime ms. 0 when no server
+// listens (nothing queued), else 1.
+const PUSH_LUA = `
+if redis.call('EXISTS', KEYS[2]) == 0 then return 0 end
+redis.call('LPUSH', KEYS[1], ARGV[1])
+redis.call('LTRIM', KEYS[1], 0, tonumber(ARGV[2]) - 1)
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+return 1
+`;
 
 export interface CommandChannelOptions {
   /** The deployment's command connection (fail-fast: src/store/redis/client.ts createRedis). */
   redis: Redis;
-  /** For the blocking connections (a blocking read holds its connection). */
+  /** For the blocking reads (a blocking read holds its connection). */
   redisUrl: string;
   ks: Keyspace;
   name: string;
@@ -37,11 +53,12 @@ export interface CommandChannelOptions {
   maxQueued?: number;
 }
 
-/** A command the server took, with when it had to start. */
+/** A command the server took, with when it had to start and where its answer goes. */
 export interface TakenCommand {
   id: string;
   payload: string;
   start_by: number;
+  reply_to: string;
 }
 
 export type RequestOutcome = { answer: string } | { absent: true } | { timeout: true };
@@ -50,12 +67,19 @@ interface Envelope {
   id: string;
   start_by: number;
   payload: string;
+  reply_to: string;
+}
+
+interface Waiter {
+  resolve(o: RequestOutcome): void;
+  reject(err: Error): void;
+  timer: NodeJS.Timeout;
 }
 
 /**
- * A connection for the blocking reads (a blocking read holds its connection). Fail-fast like every
- * command connection (createRedis): a read in flight when Redis goes away is refused at once, so a
- * caller answers 503 instead of hanging; the reads block at most SERVER_POLL_MS, under its timeout.
+ * A connection for the blocking reads. Fail-fast like every command connection (createRedis): a
+ * read in flight when Redis goes away is refused at once, so a caller answers 503 instead of
+ * hanging; the reads block at most SERVER_POLL_MS, under its timeout.
  */
 function blockingConnection(url: string, name: string): Redis {
   return createRedis(url, { name });
@@ -64,17 +88,20 @@ function blockingConnection(url: string, name: string): Redis {
 export class CommandChannel {
   private readonly queueKey: string;
   private readonly serverKey: string;
-  private readonly idle: Redis[] = [];
-  private readonly busy = new Set<Redis>();
+  /** Where the server sends this process's answers. */
+  private readonly replyKey: string;
+  private readonly push: ScriptCall<number>;
+  /** Callers waiting for their answer, by command id (each leaves at its answer or its deadline). */
+  private readonly waiting = new Map<string, Waiter>();
+  private listener: Redis | null = null;
+  private listening: Promise<void> | null = null;
   private closed = false;
 
   constructor(private readonly o: CommandChannelOptions) {
     this.queueKey = o.ks.k('cmd', o.name);
     this.serverKey = o.ks.k('cmd', o.name, 'server');
-  }
-
-  private replyKey(id: string): string {
-    return this.o.ks.k('cmd', this.o.name, 'reply', id);
+    this.replyKey = o.ks.k('cmd', o.name, 'reply', randomUUID());
+    this.push = luaScript<number>(o.redis, PUSH_LUA);
   }
 
   // ---- the caller's side ------------------------------------------------------------------------
@@ -82,48 +109,92 @@ export class CommandChannel {
   /**
    * Sends a command and waits for its answer: `absent` when no server listens, `timeout` when it
    * did not start within `startWithinMs` (then it never will) or did not answer within
-   * `startWithinMs + runWithinMs`. Throws StoreUnavailable when Redis cannot take the command.
+   * `startWithinMs + runWithinMs`. Throws StoreUnavailable when Redis cannot take the command, or
+   * went away while it was out (it may have been carried out then).
    */
   async request(payload: string, opts: { startWithinMs: number; runWithinMs: number; now?: () => number }): Promise<RequestOutcome> {
     const now = opts.now ?? Date.now;
     const id = randomUUID();
     const startBy = now() + opts.startWithinMs;
-    const envelope: Envelope = { id, start_by: startBy, payload };
+    const envelope: Envelope = { id, start_by: startBy, payload, reply_to: this.replyKey };
+    // Waiting before the push: an answer may come back before the push's own reply does.
+    const answer = new Promise<RequestOutcome>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.waiting.delete(id);
+        resolve({ timeout: true });
+      }, Math.max(0, startBy + opts.runWithinMs - now()));
+      this.waiting.set(id, { resolve, reject, timer });
+    });
+    // Redis may fail the listener while the push is still out: the answer's rejection is then not
+    // awaited yet (and is not the one to report if the push fails too).
+    answer.catch(() => undefined);
+    this.listen();
+    let pushed: number;
     try {
-      if ((await this.o.redis.get(this.serverKey)) === null) return { absent: true };
-      await this.o.redis
-        .multi()
-        .lpush(this.queueKey, JSON.stringify(envelope))
-        .ltrim(this.queueKey, 0, (this.o.maxQueued ?? 1000) - 1)
-        .pexpire(this.queueKey, opts.startWithinMs * 2)
-        .exec();
+      pushed = await this.push([this.queueKey, this.serverKey], [JSON.stringify(envelope), this.o.maxQueued ?? 1000, opts.startWithinMs * 2]);
     } catch {
+      this.settle(id);
       throw new StoreUnavailable('redis', `sending the command to the ${this.o.name} process`);
     }
-    const until = startBy + opts.runWithinMs;
-    const conn = this.idle.pop() ?? blockingConnection(this.o.redisUrl, `flow-${this.o.name}-caller`);
-    this.busy.add(conn);
-    let healthy = true;
-    try {
-      while (!this.closed) {
-        const left = until - now();
-        if (left <= 0) return { timeout: true };
+    if (pushed === 0) {
+      this.settle(id);
+      return { absent: true };
+    }
+    return answer;
+  }
+
+  /** Forgets a waiting caller (its request answered otherwise). */
+  private settle(id: string): void {
+    const w = this.waiting.get(id);
+    if (!w) return;
+    clearTimeout(w.timer);
+    this.waiting.delete(id);
+  }
+
+  /** One blocking read per process collects the answers to every waiting caller. */
+  private listen(): void {
+    if (this.listening || this.closed) return;
+    const conn = (this.listener = blockingConnection(this.o.redisUrl, `flow-${this.o.name}-caller`));
+    // Swallowed here: a failed read is handled where it is sent.
+    conn.on('error', () => undefined);
+    this.listening = (async () => {
+      while (!this.closed && this.waiting.size > 0) {
         let got: [string, string] | null;
         try {
-          got = await conn.blpop(this.replyKey(id), Math.max(0.01, Math.min(left, SERVER_POLL_MS) / 1000));
+          got = await conn.blpop(this.replyKey, SERVER_POLL_MS / 1000);
         } catch {
-          // Redis went away while the command was out: it may have been carried out, its answer is
-          // out of reach now. Said at once, as every request that needs Redis does.
-          healthy = false;
-          throw new StoreUnavailable('redis', `waiting for the ${this.o.name} process's answer (the command was sent and may have taken effect)`);
+          // Redis went away while commands were out: they may have been carried out, their answers
+          // are out of reach now. Said at once, as every request that needs Redis does.
+          this.failAll();
+          break;
         }
-        if (got) return { answer: got[1] };
+        if (!got) continue;
+        let reply: { id?: unknown; answer?: unknown };
+        try {
+          reply = JSON.parse(got[1]) as typeof reply;
+        } catch {
+          continue;
+        }
+        const w = typeof reply.id === 'string' ? this.waiting.get(reply.id) : undefined;
+        if (!w || typeof reply.answer !== 'string') continue; // its caller gave up already
+        clearTimeout(w.timer);
+        this.waiting.delete(reply.id as string);
+        w.resolve({ answer: reply.answer });
       }
-      return { timeout: true };
-    } finally {
-      this.busy.delete(conn);
-      if (healthy && !this.closed && this.idle.length < IDLE_BLOCKING_MAX) this.idle.push(conn);
-      else conn.disconnect();
+    })().finally(() => {
+      conn.disconnect();
+      this.listener = null;
+      this.listening = null;
+      // A request that came while the loop was ending needs a listener of its own.
+      if (this.waiting.size > 0) this.listen();
+    });
+  }
+
+  private failAll(): void {
+    for (const [id, w] of this.waiting) {
+      clearTimeout(w.timer);
+      this.waiting.delete(id);
+      w.reject(new StoreUnavailable('redis', `waiting for the ${this.o.name} process's answer (the command was sent and may have taken effect)`));
     }
   }
 
@@ -131,27 +202,34 @@ export class CommandChannel {
 
   /** A server: takes commands on its own blocking connection. */
   server(): CommandServer {
-    return new CommandServer(this.o, this.queueKey, this.serverKey, (id) => this.replyKey(id));
+    return new CommandServer(this.o, this.queueKey, this.serverKey);
   }
 
   async close(): Promise<void> {
     this.closed = true;
-    for (const c of [...this.idle, ...this.busy]) c.disconnect();
-    this.idle.length = 0;
+    for (const [id, w] of this.waiting) {
+      clearTimeout(w.timer);
+      this.waiting.delete(id);
+      w.resolve({ timeout: true });
+    }
+    this.listener?.disconnect();
   }
 }
 
 export class CommandServer {
   private readonly conn: Redis;
   private readonly token = randomUUID();
+  /** Commands taken in the last read and not yet handed out, oldest first. */
+  private readonly taken: string[] = [];
 
   constructor(
     private readonly o: CommandChannelOptions,
     private readonly queueKey: string,
     private readonly serverKey: string,
-    private readonly replyKey: (id: string) => string,
   ) {
     this.conn = blockingConnection(o.redisUrl, `flow-${o.name}-server`);
+    // Swallowed here: a failed read is handled where it is sent (the consumer retries).
+    this.conn.on('error', () => undefined);
   }
 
   /** Says this server listens (for SERVER_TTL_MS); call at least every SERVER_POLL_MS. */
@@ -160,20 +238,27 @@ export class CommandServer {
   }
 
   /**
-   * The next command, waiting up to SERVER_POLL_MS; null when none came. `expired` receives the
+   * The next command in the order sent, waiting up to SERVER_POLL_MS; null when none came. What
+   * waits is read at once (up to TAKE_BATCH) and handed out one by one. `expired` receives the
    * commands taken after their start-by instant: they are dropped unanswered (their caller gave up).
    */
   async take(now: () => number, expired: (c: TakenCommand) => void): Promise<TakenCommand | null> {
-    const got = await this.conn.brpop(this.queueKey, SERVER_POLL_MS / 1000);
-    if (!got) return null;
+    if (this.taken.length === 0) {
+      const first = await this.conn.brpop(this.queueKey, SERVER_POLL_MS / 1000);
+      if (!first) return null;
+      this.taken.push(first[1]);
+      const more = await this.conn.rpop(this.queueKey, TAKE_BATCH - 1);
+      if (more) this.taken.push(...more);
+    }
+    const raw = this.taken.shift()!;
     let env: Envelope;
     try {
-      env = JSON.parse(got[1]) as Envelope;
+      env = JSON.parse(raw) as Envelope;
     } catch {
       return null;
     }
-    if (typeof env?.id !== 'string' || typeof env.payload !== 'string' || typeof env.start_by !== 'number') return null;
-    const taken = { id: env.id, payload: env.payload, start_by: env.start_by };
+    if (typeof env?.id !== 'string' || typeof env.payload !== 'string' || typeof env.start_by !== 'number' || typeof env.reply_to !== 'string') return null;
+    const taken = { id: env.id, payload: env.payload, start_by: env.start_by, reply_to: env.reply_to };
     if (taken.start_by < now()) {
       expired(taken);
       return null;
@@ -182,8 +267,12 @@ export class CommandServer {
   }
 
   /** Hands a command's answer to its caller (kept REPLY_TTL_MS). */
-  async reply(id: string, answer: string): Promise<void> {
-    await this.o.redis.multi().lpush(this.replyKey(id), answer).pexpire(this.replyKey(id), REPLY_TTL_MS).exec();
+  async reply(c: Pick<TakenCommand, 'id' | 'reply_to'>, answer: string): Promise<void> {
+    await this.o.redis
+      .multi()
+      .lpush(c.reply_to, JSON.stringify({ id: c.id, answer }))
+      .pexpire(c.reply_to, REPLY_TTL_MS)
+      .exec();
   }
 
   /** Stops listening: the presence goes at once when it is still this server's. */

@@ -35,7 +35,7 @@ async function serve(s: CommandServer, n: number, expired: string[] = []): Promi
     const t = await s.take(Date.now, (c) => expired.push(c.payload));
     if (!t) continue;
     ran.push(t.payload);
-    await s.reply(t.id, `${t.payload}!`);
+    await s.reply(t, `${t.payload}!`);
   }
   return ran;
 }
@@ -113,8 +113,22 @@ describe('a command channel', () => {
     expect(await c.request('x', { startWithinMs: 1_000, runWithinMs: 1_000 })).toEqual({ absent: true });
   });
 
+  it('carries hundreds of commands in flight at once from one process: each caller gets its own answer, in the order sent', async () => {
+    const c = channel('many');
+    const s = server(c);
+    await s.present();
+    const n = 300;
+    const asked = Array.from({ length: n }, (_, i) => c.request(`m${i}`, { startWithinMs: 10_000, runWithinMs: 10_000 }));
+    const ran = await serve(s, n);
+    expect(ran).toEqual(Array.from({ length: n }, (_, i) => `m${i}`));
+    expect(await Promise.all(asked)).toEqual(Array.from({ length: n }, (_, i) => ({ answer: `m${i}!` })));
+    // Every answer was taken by the caller: nothing left behind in its reply list.
+    expect(await redis.keys(`${ks.k('cmd', 'many', 'reply')}:*`)).toEqual([]);
+  });
+
   it('answers 503 (StoreUnavailable) when Redis cannot take the command', async () => {
     const down = createRedis('redis://127.0.0.1:1', { lazyConnect: true });
+    down.on('error', () => undefined);
     const c = new CommandChannel({ redis: down, redisUrl: 'redis://127.0.0.1:1', ks, name: 'down' });
     try {
       await expect(c.request('x', { startWithinMs: 500, runWithinMs: 500 })).rejects.toBeInstanceOf(StoreUnavailable);
