@@ -1,15 +1,18 @@
 /**
  * The ingest role's side of the /sim/v1 carriage (pipelines/producers/sim-commands.ts): takes the
- * commands the API processes send over Redis, one at a time and in order, runs each on this
+ * commands the API processes send over Redis in order, runs each on this
  * process's simulator (src/sim/control.ts: the change, then the refresh of polled venues or the
  * settlement's record) and sends the answer back. A command taken after its caller gave up is
  * dropped, never carried out. While it runs it tells the callers it listens.
  */
 import type { Logger } from '../../src/log.js';
 import { runSimCommand, type SimAnswer, type SimCommand, type SimControl } from '../../src/sim/index.js';
-import { CommandChannel, type CommandServer } from '../../src/store/redis/command-channel.js';
+import { CommandChannel, type CommandServer, type TakenCommand } from '../../src/store/redis/command-channel.js';
 import type { Keyspace, Redis } from '../../src/store/redis/client.js';
 import { SIM_COMMAND_CHANNEL } from '../producers/sim-commands.js';
+
+/** Commands running at once (their flushes and answers overlap; their changes are made in order). */
+const MAX_IN_FLIGHT = 64;
 
 export interface SimCommandConsumerOptions {
   redis: Redis;
@@ -25,6 +28,8 @@ export class SimCommandConsumer {
   private running: Promise<void> | null = null;
   private presence: NodeJS.Timeout | null = null;
   private stopped = false;
+  /** Commands started and not yet answered. */
+  private readonly inFlight = new Set<Promise<void>>();
   /** Commands answered, and dropped because they were taken after their caller gave up. */
   answered = 0;
   expired = 0;
@@ -58,9 +63,13 @@ export class SimCommandConsumer {
           this.o.log.info({ role: 'ingest', component: 'sim-commands' }, 'simulator command channel back');
         }
         if (!taken || this.stopped) continue;
-        const answer = await this.answer(taken.payload);
-        await this.server.reply(taken, JSON.stringify(answer));
-        this.answered++;
+        // Started in the order taken, not awaited: a command's change to the simulator is made
+        // before its first wait (the pipeline's flush, a settlement's record), so the world sees
+        // them in order while their flushes and answers overlap, as concurrent HTTP requests did
+        // when the API ran the simulator itself. At most MAX_IN_FLIGHT at once.
+        const run = this.handle(taken).finally(() => this.inFlight.delete(run));
+        this.inFlight.add(run);
+        if (this.inFlight.size >= MAX_IN_FLIGHT) await Promise.race(this.inFlight);
       } catch (err) {
         if (this.stopped) return;
         // Redis away: the callers cannot reach us either (they answer 503); try again shortly.
@@ -68,6 +77,17 @@ export class SimCommandConsumer {
         this.down = true;
         await new Promise((r) => setTimeout(r, 250));
       }
+    }
+  }
+
+  private async handle(taken: TakenCommand): Promise<void> {
+    const answer = await this.answer(taken.payload);
+    try {
+      await this.server.reply(taken, JSON.stringify(answer));
+      this.answered++;
+    } catch (err) {
+      // Redis away: the caller's own wait fails too (it answers 503, saying it may have happened).
+      this.o.log.warn({ err, role: 'ingest', component: 'sim-commands', command_id: taken.id }, 'a simulator command ran but its answer could not be sent');
     }
   }
 
@@ -86,5 +106,6 @@ export class SimCommandConsumer {
     if (this.presence) clearInterval(this.presence);
     await this.server.close();
     await this.running?.catch(() => undefined);
+    await Promise.allSettled([...this.inFlight]);
   }
 }
