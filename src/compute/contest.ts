@@ -31,6 +31,7 @@ import type {
   VenueQuote,
 } from './types.js';
 import { withheldMask } from './withholding.js';
+import type { PositionDefinition } from '../domain/catalog.js';
 
 /** Pass 1 of one position, one slot per quote: withheld, stale, outlier, and the median the
  *  outliers are judged against. `stale` is the quote's `is_stale` everywhere it appears
@@ -163,6 +164,31 @@ export function computeContest(input: ContestInput, prev?: ContestSnapshot): Con
     ticks,
     arbitrages,
     snapshot: { contest_id: input.contest_id, quotes: snapshotQuotes, arbs },
+  };
+}
+
+/**
+ * A position of the input: its catalog fields and its quotes, always built as this one literal.
+ * Objects made by spreading a definition (`{ ...def, quotes }`) get a new hidden class each time in
+ * V8, so every read of a field of them is a slow lookup, and a contest's computation reads them
+ * thousands of times.
+ */
+export function positionInput(d: PositionDefinition, quotes: readonly VenueQuote[]): PositionInput {
+  return {
+    position_hash: d.position_hash,
+    contest_id: d.contest_id,
+    title: d.title,
+    market_id: d.market_id,
+    market_key: d.market_key,
+    side_key: d.side_key,
+    variable: d.variable,
+    participant_id: d.participant_id,
+    participant_name: d.participant_name,
+    participant_image_url: d.participant_image_url,
+    timeframe: d.timeframe,
+    group_key: d.group_key,
+    ladder_key: d.ladder_key,
+    quotes,
   };
 }
 

@@ -1,0 +1,289 @@
+/**
+ * The texts a liquidity run stores (the REST answer `liq`, the snapshot `snap`, the depth hash), kept
+ * as fragments so a run that changes a few positions rebuilds a few fragments and reuses the rest
+ * verbatim:
+ *
+ *   answer    [ A0 C0 D(s0) E0 , A1 C1 D(s1) E1 , … ]       one Position per position i:
+ *             A  its catalog fields (fixed while the catalog is)
+ *             C  consensus_price and consensus_line
+ *             D  distribution_prices of its ladder side s (shared by the side's positions), or null
+ *             E  edges, paper_bettable and partner_liquidities
+ *   snapshot  {"run":…,"contest_id":…,"quotes":{ Q0 , Q1 , … } TAIL
+ *             Q  the tick entries of a position's visible quotes; TAIL every later member (arbs,
+ *             consensus, digests, samples, moves, signal state), rebuilt per run
+ *   depth     one [position_hash, Depth JSON] per position
+ *
+ * Every fragment is exactly what JSON.stringify writes for that part, so the assembled texts equal
+ * JSON.stringify of the whole objects (test/unit/compute/contest-run.test.ts holds them to it).
+ *
+ * A run produces a TextPatch (the fragments it changed, or all of them); ContestText applies it.
+ * The run keeps one ContestText, and a thread that hands runs to a worker keeps a mirror fed by the
+ * same patches (pipelines/compute-pool.ts), so only changed fragments cross between threads. The
+ * big texts are assembled with `+` (V8 rope strings, no copy): a 500 KB string allocated per change
+ * costs more in page faults than the whole computation, and the texts are copied once anyway, when
+ * written to Redis. Fragments are grouped in blocks of BLOCK positions, each block's rope cached,
+ * so assembling costs a few dozen concatenations, not one per fragment.
+ */
+import type { PositionDefinition } from '../domain/catalog.js';
+import { combineDigests, liquidityDigest } from './digest.js';
+import { snapshotRun } from './snapshot.js';
+import type { DistributionPoint, Edge, PositionLiquidity, TickEntry } from './types.js';
+
+/** Positions per cached block of the assembled texts. */
+const BLOCK = 16;
+
+/** What one run changed in the texts. Index lists are [position or side index, fragment]. */
+export interface TextPatch {
+  /** The run that produced the texts (the snapshot's `run`). */
+  run: string;
+  /** Set when the patch carries every fragment (a run from scratch): the mirror starts over. */
+  full?: {
+    contestId: string;
+    /** A of every position, its hash (the depth field) and its ladder side (-1: none). */
+    heads: string[];
+    hashes: string[];
+    sideOf: number[];
+    sides: number;
+  };
+  c: [number, string][];
+  d: [number, string][];
+  e: [number, string][];
+  q: [number, string][];
+  depth: [number, string][];
+  /** The snapshot's members after `quotes`, from the `}` that closes it to the end. */
+  tail: string;
+  /** The arbitrages as JSON, when they changed (or on a full patch). */
+  arbitrages?: string;
+}
+
+/** The catalog fields a Position carries, in its order. */
+const HEAD_FIELDS = ['position_hash', 'contest_id', 'title', 'market_key', 'side_key', 'variable', 'participant_id', 'participant_name', 'participant_image_url'] as const;
+
+/** JSON of a finite or non-finite number (JSON.stringify writes null for NaN and ±Infinity). */
+export const num = (x: number | null): string => (x === null || !Number.isFinite(x) ? 'null' : String(x));
+
+/** A: the catalog fields of a Position, open for C (so the object's `}` comes at the end of E). */
+export function headText(p: Pick<PositionDefinition, (typeof HEAD_FIELDS)[number]>): string {
+  const text = JSON.stringify({
+    position_hash: p.position_hash,
+    contest_id: p.contest_id,
+    title: p.title,
+    market_key: p.market_key,
+    side_key: p.side_key,
+    variable: p.variable,
+    participant_id: p.participant_id,
+    participant_name: p.participant_name,
+    participant_image_url: p.participant_image_url,
+  });
+  return text === '{}' ? '{' : text.slice(0, -1) + ',';
+}
+
+/** C: consensus_price and consensus_line, up to the distribution's value. */
+export const middleText = (consensus: number | null, line: number | null): string =>
+  `"consensus_price":${num(consensus)},"consensus_line":${num(line)},"distribution_prices":`;
+
+/** D: one ladder side's distribution_prices. */
+export const distributionText = (d: readonly DistributionPoint[] | null): string => JSON.stringify(d);
+
+/** E: edges, paper_bettable and partner_liquidities (the last given as its JSON), closing the Position. */
+export const endText = (edges: readonly Edge[], paperBettable: boolean, liquiditiesJson: string): string =>
+  `,"edges":${JSON.stringify(edges)},"paper_bettable":${paperBettable},"partner_liquidities":${liquiditiesJson}}`;
+
+/** Q: the snapshot members of a position's visible quotes (`"hash":{entry},…`), empty when none. */
+export function quotesText(entries: readonly TickEntry[]): string {
+  let s = '';
+  for (let k = 0; k < entries.length; k++) {
+    const t = entries[k]!;
+    s += (k ? ',' : '') + JSON.stringify(t.liquidity_hash) + ':' + JSON.stringify(t);
+  }
+  return s;
+}
+
+/**
+ * The digest of a REST answer, its as_of values aside: the digests of its fragments (A, C, D, E of
+ * every position), combined. An incremental run keeps the fragments' digests and rehashes only the
+ * ones it rebuilt; this computes the same from the whole answer.
+ */
+export function answerDigest(positions: readonly PositionLiquidity[]): number {
+  const parts = new Float64Array(4 * positions.length);
+  positions.forEach((p, i) => {
+    parts[4 * i] = liquidityDigest(headText(p));
+    parts[4 * i + 1] = liquidityDigest(middleText(p.consensus_price, p.consensus_line));
+    parts[4 * i + 2] = liquidityDigest(distributionText(p.distribution_prices));
+    parts[4 * i + 3] = liquidityDigest(endText(p.edges, p.paper_bettable, JSON.stringify(p.partner_liquidities)));
+  });
+  return combineDigests(parts);
+}
+
+/** The snapshot's opening, up to the first quote. */
+const snapshotHead = (run: string, contestId: string): string => `{"run":${JSON.stringify(run)},"contest_id":${JSON.stringify(contestId)},"quotes":{`;
+
+/**
+ * The fragments of one contest's texts, and their assembly. Built from a full patch, then advanced
+ * by each later run's patch.
+ */
+export class ContestText {
+  run = '';
+  contestId = '';
+  private heads: string[] = [];
+  private hashes: string[] = [];
+  private sideOf: number[] = [];
+  private c: string[] = [];
+  private d: string[] = [];
+  private e: string[] = [];
+  private q: string[] = [];
+  private depthPairs: [string, string][] = [];
+  private tail = '';
+  arbitrages = '[]';
+  /** Per position, A C D E as one rope (rebuilt when a part changed); per block, the ropes joined. */
+  private positionRope: string[] = [];
+  private answerBlocks: (string | null)[] = [];
+  private quoteBlocks: (string | null)[] = [];
+  /** The snapshot text last assembled (for its length and identity). */
+  private lastSnapshot: string | null = null;
+  private lastAnswer: string | null = null;
+  /** Sum of the fragments' lengths (UTF-16 code units): with the texts handed out, what the texts hold in memory. */
+  chars = 0;
+
+  get positions(): number {
+    return this.heads.length;
+  }
+
+  apply(patch: TextPatch): void {
+    const f = patch.full;
+    if (f) {
+      const n = f.heads.length;
+      this.contestId = f.contestId;
+      this.heads = f.heads;
+      this.hashes = f.hashes;
+      this.sideOf = f.sideOf;
+      this.c = new Array<string>(n).fill('');
+      this.e = new Array<string>(n).fill('');
+      this.q = new Array<string>(n).fill('');
+      this.d = new Array<string>(f.sides).fill('null');
+      this.depthPairs = f.hashes.map((h) => [h, ''] as [string, string]);
+      this.positionRope = new Array<string>(n).fill('');
+      const blocks = Math.ceil(n / BLOCK);
+      this.answerBlocks = new Array<string | null>(blocks).fill(null);
+      this.quoteBlocks = new Array<string | null>(blocks).fill(null);
+      this.arbitrages = '[]';
+    }
+    this.run = patch.run;
+    const stale = new Set<number>();
+    for (const [i, s] of patch.c) {
+      this.c[i] = s;
+      stale.add(i);
+    }
+    for (const [i, s] of patch.e) {
+      this.e[i] = s;
+      stale.add(i);
+    }
+    if (patch.d.length) {
+      const sides = new Set<number>();
+      for (const [s, text] of patch.d) {
+        this.d[s] = text;
+        sides.add(s);
+      }
+      for (let i = 0; i < this.sideOf.length; i++) if (sides.has(this.sideOf[i]!)) stale.add(i);
+    }
+    for (const i of stale) {
+      const side = this.sideOf[i]!;
+      this.positionRope[i] = this.heads[i]! + this.c[i]! + (side < 0 ? 'null' : this.d[side]!) + this.e[i]!;
+      this.answerBlocks[(i / BLOCK) | 0] = null;
+    }
+    for (const [i, s] of patch.q) {
+      this.q[i] = s;
+      this.quoteBlocks[(i / BLOCK) | 0] = null;
+    }
+    for (const [i, s] of patch.depth) this.depthPairs[i] = [this.hashes[i]!, s];
+    this.tail = patch.tail;
+    if (patch.arbitrages !== undefined) this.arbitrages = patch.arbitrages;
+    if (f || stale.size) this.lastAnswer = null;
+    this.lastSnapshot = null;
+    this.chars = this.count();
+  }
+
+  /** The REST answer: the Position[] as JSON. */
+  answerJson(): string {
+    if (this.lastAnswer !== null) return this.lastAnswer;
+    let s = '[';
+    for (let b = 0; b < this.answerBlocks.length; b++) {
+      let block = this.answerBlocks[b];
+      if (block == null) {
+        block = '';
+        const end = Math.min(this.heads.length, (b + 1) * BLOCK);
+        for (let i = b * BLOCK; i < end; i++) block = i === b * BLOCK ? this.positionRope[i]! : block + ',' + this.positionRope[i]!;
+        this.answerBlocks[b] = block;
+      }
+      s = b ? s + ',' + block : s + block;
+    }
+    return (this.lastAnswer = s + ']');
+  }
+
+  /** The stored snapshot as JSON (the same string until the next patch). */
+  snapshotJson(): string {
+    return (this.lastSnapshot ??= this.assembleSnapshot());
+  }
+
+  /**
+   * Whether `json` is this run's snapshot text: the text snapshotJson handed out (the same string,
+   * or an equal copy as read back from Redis), or where none was handed out (a worker thread, whose
+   * texts the calling thread assembles), a text naming this run, of its length. Never reads more of
+   * a string than that: the texts are ropes, and reading one copies it whole.
+   */
+  holds(json: string | null): boolean {
+    if (json === null || this.run === '') return false;
+    const last = this.lastSnapshot;
+    if (last !== null) return json.length === last.length && json === last;
+    return json.length === this.assembleSnapshot().length && snapshotRun(json) === this.run;
+  }
+
+  private assembleSnapshot(): string {
+    let s = snapshotHead(this.run, this.contestId);
+    let any = false;
+    for (let b = 0; b < this.quoteBlocks.length; b++) {
+      let block = this.quoteBlocks[b];
+      if (block == null) {
+        block = '';
+        const end = Math.min(this.heads.length, (b + 1) * BLOCK);
+        for (let i = b * BLOCK; i < end; i++) {
+          const q = this.q[i]!;
+          if (q) block = block ? block + ',' + q : q;
+        }
+        this.quoteBlocks[b] = block;
+      }
+      if (block) {
+        s = any ? s + ',' + block : s + block;
+        any = true;
+      }
+    }
+    return s + this.tail;
+  }
+
+  /** Every fragment, as a patch that starts a mirror over (for a thread that has none). */
+  fullPatch(): TextPatch {
+    return {
+      run: this.run,
+      full: { contestId: this.contestId, heads: this.heads, hashes: this.hashes, sideOf: this.sideOf, sides: this.d.length },
+      c: this.c.map((s, i) => [i, s]),
+      d: this.d.map((s, i) => [i, s]),
+      e: this.e.map((s, i) => [i, s]),
+      q: this.q.map((s, i) => [i, s]),
+      depth: this.depthPairs.map(([, s], i) => [i, s]),
+      tail: this.tail,
+      arbitrages: this.arbitrages,
+    };
+  }
+
+  /** The depth hash's fields: [position_hash, Depth JSON] per position (a new array each time). */
+  depth(): [string, string][] {
+    return this.depthPairs.slice();
+  }
+
+  private count(): number {
+    let n = this.tail.length + this.arbitrages.length;
+    for (let i = 0; i < this.heads.length; i++) n += this.heads[i]!.length + this.c[i]!.length + this.e[i]!.length + this.q[i]!.length + this.depthPairs[i]![1].length;
+    for (const d of this.d) n += d.length;
+    return n;
+  }
+}
