@@ -1,6 +1,20 @@
-/** The piscina pool that runs compute tasks off the event loop. */
+/**
+ * The piscina threads that run compute tasks off the event loop.
+ *
+ * A contest's liquidity jobs go to one thread (its id hashed: one single-thread pool per thread,
+ * since piscina picks a thread by load alone), where the thread keeps the contest's last run
+ * (src/compute/job.ts). This side keeps a mirror of each contest's texts and of the input it last
+ * sent, so a change crosses as a delta (the repriced quotes) and comes back as the text fragments
+ * it changed (src/compute/liquidity-task.ts); this side assembles the texts. When the mirror or
+ * the thread's run is missing or does not match the stored snapshot, the job crosses whole and the
+ * thread computes from the snapshot: a mirror only saves work, the stored snapshot is what counts.
+ */
 import { Piscina } from 'piscina';
-import { runLiquidityJob, type LiquidityJobInput, type LiquidityJobOutput } from '../src/compute/job.js';
+import { ContestText } from '../src/compute/contest-text.js';
+import { InputMirror } from '../src/compute/input-delta.js';
+import { jobOutput, runLiquidityJob, type LiquidityJobInput, type LiquidityJobOutput } from '../src/compute/job.js';
+import type { LiquidityTask, LiquidityTaskResult } from '../src/compute/liquidity-task.js';
+import { DEFAULT_RUN_CACHE_LIMITS, RunCache, type RunCacheLimits } from '../src/compute/run-cache.js';
 import type { TradeSignalTask, TradeSignalTaskOutput } from '../src/compute/trade-signals.js';
 import { threadFile } from './thread-file.js';
 
@@ -21,20 +35,55 @@ function quoteCount(job: LiquidityJobInput): number {
   return n;
 }
 
-export class ComputePool {
-  private readonly pool: Piscina<LiquidityJobInput, LiquidityJobOutput>;
+/** What this side keeps of a contest handed to a thread: the texts as of the thread's run, and the input it computed. */
+interface Mirror {
+  text: ContestText;
+  inputs: InputMirror;
+  quotes: number;
+}
 
-  constructor(threads = 1) {
-    this.pool = new Piscina({ filename: threadFile(import.meta.url, '../workers/liquidity'), minThreads: threads, maxThreads: threads, idleTimeout: 60_000 });
+export interface ComputePoolOptions {
+  /** Bounds of the runs each thread keeps and of the mirrors kept here (each: DEFAULT_RUN_CACHE_LIMITS). */
+  cache?: RunCacheLimits;
+}
+
+/** FNV-1a of a contest id: which thread computes it. */
+function threadOf(contestId: string, threads: number): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < contestId.length; i++) h = Math.imul(h ^ contestId.charCodeAt(i), 0x01000193);
+  return (h >>> 0) % threads;
+}
+
+export class ComputePool {
+  private readonly pools: Piscina<LiquidityTask, LiquidityTaskResult>[];
+  private readonly mirrors: RunCache<Mirror>;
+  private readonly limits: RunCacheLimits;
+
+  constructor(threads = 1, opts: ComputePoolOptions = {}) {
+    const filename = threadFile(import.meta.url, '../workers/liquidity');
+    // recordTiming off: piscina otherwise records every task's wait and run time in histograms.
+    this.pools = Array.from({ length: Math.max(1, threads) }, () => new Piscina({ filename, minThreads: 1, maxThreads: 1, idleTimeout: 60_000, recordTiming: false }));
+    this.limits = opts.cache ?? DEFAULT_RUN_CACHE_LIMITS;
+    // The fragments, the snapshot text last handed out (flat once written to Redis), and the input's quotes, which stay referenced.
+    this.mirrors = new RunCache<Mirror>(this.limits, (m) => 3 * m.text.chars + 600 * m.quotes);
   }
 
   /** Jobs run on the calling thread and on the pool (metrics, tests). */
   inlineRuns = 0;
   pooledRuns = 0;
+  /** Pooled jobs sent as a delta, and those of them the thread answered with a miss (sent again whole). */
+  deltaRuns = 0;
+  deltaMisses = 0;
   private lastInlineEnd = -Infinity;
 
+  private get queued(): number {
+    let n = 0;
+    for (const p of this.pools) n += p.queueSize;
+    return n;
+  }
+
   liquidity(job: LiquidityJobInput): Promise<LiquidityJobOutput> {
-    if (this.pool.queueSize === 0 && performance.now() - this.lastInlineEnd > INLINE_GAP_MS && quoteCount(job) <= INLINE_MAX_QUOTES) {
+    if (this.queued === 0 && performance.now() - this.lastInlineEnd > INLINE_GAP_MS && quoteCount(job) <= INLINE_MAX_QUOTES) {
       this.inlineRuns++;
       try {
         return Promise.resolve(runLiquidityJob(job));
@@ -45,18 +94,53 @@ export class ComputePool {
       }
     }
     this.pooledRuns++;
-    return this.pool.run(job);
+    return this.pooled(job);
+  }
+
+  private async pooled(job: LiquidityJobInput): Promise<LiquidityJobOutput> {
+    const id = job.input.contest_id;
+    const now = job.input.now_ms;
+    const pool = this.pools[threadOf(id, this.pools.length)]!;
+    const m = this.mirrors.get(id, now);
+    if (m !== undefined && m.text.holds(job.prevJson)) {
+      const delta = m.inputs.delta(job.input);
+      if (delta !== null) {
+        this.deltaRuns++;
+        const base = m.text.run;
+        const res = await pool.run({ kind: 'delta', contestId: id, base, delta: m.inputs.wire(delta) });
+        // The mirror is still at the run the thread continued from (another job of the contest may have moved it).
+        if (res.kind === 'step' && m.text.run === base) {
+          m.text.apply(res.patch);
+          m.inputs.apply(delta);
+          this.mirrors.set(id, m, now);
+          return jobOutput(m.text, res.findings);
+        }
+        this.deltaMisses++;
+      }
+    }
+    const res = await pool.run({ kind: 'full', job, limits: this.limits });
+    if (res.kind === 'output') {
+      this.mirrors.delete(id);
+      return res.output;
+    }
+    if (res.kind === 'miss') throw new Error(`compute thread answered a whole job of contest ${id} with a miss`);
+    const fresh: Mirror = { text: new ContestText(), inputs: new InputMirror(job.input), quotes: quoteCount(job) };
+    fresh.text.apply(res.patch);
+    this.mirrors.set(id, fresh, now);
+    return jobOutput(fresh.text, res.findings);
   }
 
   /** The worker module of the trade-signal tasks (the same threads: piscina picks the module per task). */
   private readonly tradeSignalsFile = threadFile(import.meta.url, '../workers/trade-signals');
 
-  /** One batch of trade prints → trade-derived signals (pipelines/signals/trades.ts), always on a worker thread. */
+  /** One batch of trade prints → trade-derived signals (pipelines/signals/trades.ts), always on a worker thread: the least queued one. */
   tradeSignals(task: TradeSignalTask): Promise<TradeSignalTaskOutput> {
-    return (this.pool as unknown as Piscina<TradeSignalTask, TradeSignalTaskOutput>).run(task, { filename: this.tradeSignalsFile });
+    let pool = this.pools[0]!;
+    for (const p of this.pools) if (p.queueSize < pool.queueSize) pool = p;
+    return (pool as unknown as Piscina<TradeSignalTask, TradeSignalTaskOutput>).run(task, { filename: this.tradeSignalsFile });
   }
 
   async close(): Promise<void> {
-    await this.pool.destroy();
+    await Promise.all(this.pools.map((p) => p.destroy()));
   }
 }

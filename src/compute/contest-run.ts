@@ -25,7 +25,7 @@ import type { SerializedSignal } from '../domain/signals.js';
 import { groupArbitrage } from './arbitrage.js';
 import { entryChanged, removalEntry, toChangedEntry } from './changes.js';
 import { arbitrageContest, arbitrageSide, positionInput, contestCutoffs, membersConsensus, positionEdges, positionFlags, positionQuotes, seriesFit, seriesKey, type PositionFlags, type PositionQuotes } from './contest.js';
-import { ContestText, distributionText, endText, headText, middleText, num, quotesText, type TextPatch } from './contest-text.js';
+import { ContestText, fragments, type Fragments, distributionText, endText, headText, middleText, num, quotesText, type TextPatch } from './contest-text.js';
 import { positionDepth } from './depth.js';
 import { combineDigests, liquidityDigest } from './digest.js';
 import type { ChangedEntry, ConsensusPoint, LiquidityFindings } from './job-types.js';
@@ -242,6 +242,11 @@ export class ContestRun {
     return { run, step: run.step(all, before, quotes ? Object.values(quotes) : [], true) };
   }
 
+  /** The quotes position `i` has as of the last run (undefined past the last position). */
+  quotesOf(i: number): readonly VenueQuote[] | undefined {
+    return this.positions[i]?.quotes;
+  }
+
   /** The change from the input of the last run to `next`, or null when more than quotes and the clock changed. */
   delta(next: ContestInput): InputDelta | null {
     return this.inputs.delta(next);
@@ -343,7 +348,7 @@ export class ContestRun {
     const nowMs = this.input.now_ms;
     const nowIso = ISO(nowMs);
     const cutoffs = contestCutoffs(this.input);
-    const patch: TextPatch = { run: newRunId(), c: [], d: [], e: [], q: [], depth: [], tail: '' };
+    const patch: TextPatch = { run: newRunId(), c: fragments(), d: fragments(), e: fragments(), q: fragments(), depth: fragments(), tail: '' };
 
     // Flags and quote outputs of the recomputed positions; their groups are recomputed next.
     const groupDirty = new Uint8Array(this.groups.length);
@@ -407,7 +412,7 @@ export class ContestRun {
       if (full || text !== this.sideText[s]) {
         this.sideText[s] = text;
         this.sideDigest[s] = liquidityDigest(text);
-        patch.d.push([s, text]);
+        put(patch.d, s, text);
         for (const i of members) this.parts[4 * i + 2] = this.sideDigest[s]!;
       }
       if (full || fit.line !== this.sideLine[s]) {
@@ -428,24 +433,24 @@ export class ContestRun {
       if (dirty[i] || consensusMoved[i]) {
         const e = endText(positionEdges(p, this.flags[i]!, c), this.out[i]!.paperBettable, this.liquiditiesJson[i]!);
         this.parts[4 * i + 3] = liquidityDigest(e);
-        patch.e.push([i, e]);
+        put(patch.e, i, e);
       }
       if (consensusMoved[i] || lineMoved[i]) {
         const side = this.sideOf[i]!;
         const middle = middleText(c, side < 0 ? null : (this.sideLine[side] ?? null));
         this.parts[4 * i + 1] = liquidityDigest(middle);
-        patch.c.push([i, middle]);
+        put(patch.c, i, middle);
       }
       if (consensusMoved[i]) {
         this.consensusNum[i] = num(c);
         this.consensusText[i] = this.keys[i] + this.consensusNum[i];
       }
-      if (dirty[i]) patch.q.push([i, quotesText(this.out[i]!.entries)]);
+      if (dirty[i]) put(patch.q, i, quotesText(this.out[i]!.entries));
       if (dirty[i] || this.depthNow[i]) {
         const d = positionDepth(p.position_hash, p.quotes, this.flags[i]!.withheld, nowIso);
         // A position no venue shows is stamped with the clock: its depth changes on every run.
         this.depthNow[i] = d.partners.length === 0 ? 1 : 0;
-        patch.depth.push([i, JSON.stringify(d)]);
+        put(patch.depth, i, JSON.stringify(d));
       }
     }
     const answerDigest = combineDigests(this.parts);
@@ -506,7 +511,8 @@ export class ContestRun {
       for (const t of this.arbTexts) if (t) texts.push(t);
       const json = `[${texts.join(',')}]`;
       this.detected = detected;
-      this.detectedText = JSON.stringify(detected);
+      const detectedText = JSON.stringify(detected);
+      if (full || detectedText !== this.detectedText) patch.detected = this.detectedText = detectedText;
       if (json !== this.arbitragesJson || full) {
         this.arbitragesJson = json;
         this.arbitragesDigest = liquidityDigest(json);
@@ -516,8 +522,7 @@ export class ContestRun {
     const arbitrageCount = this.detectedCount();
 
     // Samples and price moves of every position with a consensus, then the arbitrage signals.
-    const signals: SerializedSignal[] = [];
-    const bare: string[] = [];
+    const found: SignalText[] = [];
     const moves: Record<string, string> = {};
     const nowText = num(nowMs);
     const samplesParts: string[] = [];
@@ -544,34 +549,34 @@ export class ContestRun {
       const move = priceMoveSignal({ def: positions[i]!, consensus: c, venues: live.venues, available: live.available, venueList: live.venueList }, this.samples[i]!, this.facts, nowMs, before.moves);
       this.moved[i] = move ? 1 : 0;
       if (move) {
-        const t = new SignalText(move, nowMs);
-        signals.push(t.serialized(nowMs));
-        bare.push(t.bare);
+        found.push(new SignalText(move, nowMs));
         moves[move.dedupe_key] = move.detected_at;
       }
     }
-    for (const t of this.arbSignals) {
-      if (t === null) continue;
-      signals.push(t.serialized(nowMs));
-      bare.push(t.bare);
-    }
+    for (const t of this.arbSignals) if (t !== null) found.push(t);
+    const bare = found.map((t) => t.bare);
     if (full || !sameStrings(bare, this.signalTexts)) {
       this.signalTexts = bare;
       this.signalsDigest = signalsDigest(bare);
     }
-    const soonest = signals.reduce((m, s) => Math.min(m, s.expires_ms), Number.POSITIVE_INFINITY);
+    const soonest = found.reduce((m, t) => Math.min(m, t.expiresMs(nowMs)), Number.POSITIVE_INFINITY);
     const schedule = signalSchedule(this.signalsDigest, soonest, nowMs, before.signals);
+    // Serialized only when they are to be written (the job output carries them then only).
+    const signals: SerializedSignal[] = schedule.due ? found.map((t) => t.serialized(nowMs)) : [];
     this.signalsRefreshMs = schedule.refreshMs;
     this.moves = moves;
 
     const outliers: string[] = [];
     for (let i = 0; i < n; i++) for (const h of this.outliers[i]!) outliers.push(h);
 
-    const consensusParts = new Array<string>(n);
-    for (let i = 0; i < n; i++) consensusParts[i] = this.consensusText[i]!;
+    if (full || consensusMoved.includes(1)) {
+      const parts = new Array<string>(n);
+      for (let i = 0; i < n; i++) parts[i] = this.consensusText[i]!;
+      patch.consensus = parts.join(',');
+    }
     // Small texts (tens of KB) built flat with join: they cross to the calling thread on every run.
     patch.tail =
-      `},"arbs":${this.detectedText},"consensus":{${consensusParts.join(',')}},"answer_digest":${answerDigest},"arbitrages_digest":${this.arbitragesDigest}` +
+      `,"answer_digest":${answerDigest},"arbitrages_digest":${this.arbitragesDigest}` +
       `,"samples":{${samplesParts.join(',')}},"moves":${JSON.stringify(moves)},"signals_digest":${this.signalsDigest}` +
       (schedule.refreshMs === undefined ? '}' : `,"signals_refresh_ms":${num(schedule.refreshMs)}}`);
 
@@ -584,6 +589,7 @@ export class ContestRun {
         sides: this.sides.length,
       };
       patch.arbitrages = this.arbitragesJson;
+      patch.detected = this.detectedText;
     }
     this.text.apply(patch);
     const answerChanged = before.answerDigest !== answerDigest;
@@ -643,6 +649,11 @@ export class ContestRun {
     }
     return this.samplesHead[i] + newest;
   }
+}
+
+function put(f: Fragments, at: number, text: string): void {
+  f.at.push(at);
+  f.text.push(text);
 }
 
 function sameStrings(a: readonly string[], b: readonly string[]): boolean {

@@ -8,9 +8,10 @@
  *             C  consensus_price and consensus_line
  *             D  distribution_prices of its ladder side s (shared by the side's positions), or null
  *             E  edges, paper_bettable and partner_liquidities
- *   snapshot  {"run":…,"contest_id":…,"quotes":{ Q0 , Q1 , … } TAIL
- *             Q  the tick entries of a position's visible quotes; TAIL every later member (arbs,
- *             consensus, digests, samples, moves, signal state), rebuilt per run
+ *   snapshot  {"run":…,"contest_id":…,"quotes":{ Q0 , Q1 , … },"arbs":ARBS,"consensus":{ CONSENSUS } TAIL
+ *             Q  the tick entries of a position's visible quotes; ARBS and CONSENSUS change with
+ *             the arbitrages and consensus prices; TAIL the later members (digests, samples, moves,
+ *             signal state) changes on every run
  *   depth     one [position_hash, Depth JSON] per position
  *
  * Every fragment is exactly what JSON.stringify writes for that part, so the assembled texts equal
@@ -32,7 +33,19 @@ import type { DistributionPoint, Edge, PositionLiquidity, TickEntry } from './ty
 /** Positions per cached block of the assembled texts. */
 const BLOCK = 16;
 
-/** What one run changed in the texts. Index lists are [position or side index, fragment]. */
+/**
+ * Changed fragments: the position (or ladder side) of each, and its text. Two flat arrays rather
+ * than a pair per fragment: a patch crosses threads on every change, and each object costs more
+ * to clone than its text.
+ */
+export interface Fragments {
+  at: number[];
+  text: string[];
+}
+
+export const fragments = (): Fragments => ({ at: [], text: [] });
+
+/** What one run changed in the texts. */
 export interface TextPatch {
   /** The run that produced the texts (the snapshot's `run`). */
   run: string;
@@ -45,15 +58,18 @@ export interface TextPatch {
     sideOf: number[];
     sides: number;
   };
-  c: [number, string][];
-  d: [number, string][];
-  e: [number, string][];
-  q: [number, string][];
-  depth: [number, string][];
-  /** The snapshot's members after `quotes`, from the `}` that closes it to the end. */
+  c: Fragments;
+  d: Fragments;
+  e: Fragments;
+  q: Fragments;
+  depth: Fragments;
+  /** The snapshot's members after `consensus`, from the `,` before the next to the end (samples move on every run). */
   tail: string;
-  /** The arbitrages as JSON, when they changed (or on a full patch). */
+  /** The arbitrages as JSON and the snapshot's `arbs` member (detected_at by id), when they changed (or on a full patch). */
   arbitrages?: string;
+  detected?: string;
+  /** The members of the snapshot's `consensus`, when a consensus moved (or on a full patch). */
+  consensus?: string;
 }
 
 /** The catalog fields a Position carries, in its order. */
@@ -115,6 +131,8 @@ export function answerDigest(positions: readonly PositionLiquidity[]): number {
   return combineDigests(parts);
 }
 
+const every = (texts: string[]): Fragments => ({ at: texts.map((_, i) => i), text: texts.slice() });
+
 /** The snapshot's opening, up to the first quote. */
 const snapshotHead = (run: string, contestId: string): string => `{"run":${JSON.stringify(run)},"contest_id":${JSON.stringify(contestId)},"quotes":{`;
 
@@ -134,6 +152,8 @@ export class ContestText {
   private q: string[] = [];
   private depthPairs: [string, string][] = [];
   private tail = '';
+  private detected = '{}';
+  private consensus = '';
   arbitrages = '[]';
   /** Per position, A C D E as one rope (rebuilt when a part changed); per block, the ropes joined. */
   private positionRope: string[] = [];
@@ -170,19 +190,20 @@ export class ContestText {
     }
     this.run = patch.run;
     const stale = new Set<number>();
-    for (const [i, s] of patch.c) {
-      this.c[i] = s;
-      stale.add(i);
+    const { c, d, e, q, depth } = patch;
+    for (let k = 0; k < c.at.length; k++) {
+      this.c[c.at[k]!] = c.text[k]!;
+      stale.add(c.at[k]!);
     }
-    for (const [i, s] of patch.e) {
-      this.e[i] = s;
-      stale.add(i);
+    for (let k = 0; k < e.at.length; k++) {
+      this.e[e.at[k]!] = e.text[k]!;
+      stale.add(e.at[k]!);
     }
-    if (patch.d.length) {
+    if (d.at.length) {
       const sides = new Set<number>();
-      for (const [s, text] of patch.d) {
-        this.d[s] = text;
-        sides.add(s);
+      for (let k = 0; k < d.at.length; k++) {
+        this.d[d.at[k]!] = d.text[k]!;
+        sides.add(d.at[k]!);
       }
       for (let i = 0; i < this.sideOf.length; i++) if (sides.has(this.sideOf[i]!)) stale.add(i);
     }
@@ -191,13 +212,15 @@ export class ContestText {
       this.positionRope[i] = this.heads[i]! + this.c[i]! + (side < 0 ? 'null' : this.d[side]!) + this.e[i]!;
       this.answerBlocks[(i / BLOCK) | 0] = null;
     }
-    for (const [i, s] of patch.q) {
-      this.q[i] = s;
-      this.quoteBlocks[(i / BLOCK) | 0] = null;
+    for (let k = 0; k < q.at.length; k++) {
+      this.q[q.at[k]!] = q.text[k]!;
+      this.quoteBlocks[(q.at[k]! / BLOCK) | 0] = null;
     }
-    for (const [i, s] of patch.depth) this.depthPairs[i] = [this.hashes[i]!, s];
+    for (let k = 0; k < depth.at.length; k++) this.depthPairs[depth.at[k]!] = [this.hashes[depth.at[k]!]!, depth.text[k]!];
     this.tail = patch.tail;
     if (patch.arbitrages !== undefined) this.arbitrages = patch.arbitrages;
+    if (patch.detected !== undefined) this.detected = patch.detected;
+    if (patch.consensus !== undefined) this.consensus = patch.consensus;
     if (f || stale.size) this.lastAnswer = null;
     this.lastSnapshot = null;
     this.chars = this.count();
@@ -257,7 +280,7 @@ export class ContestText {
         any = true;
       }
     }
-    return s + this.tail;
+    return s + '},"arbs":' + this.detected + ',"consensus":{' + this.consensus + '}' + this.tail;
   }
 
   /** Every fragment, as a patch that starts a mirror over (for a thread that has none). */
@@ -265,13 +288,15 @@ export class ContestText {
     return {
       run: this.run,
       full: { contestId: this.contestId, heads: this.heads, hashes: this.hashes, sideOf: this.sideOf, sides: this.d.length },
-      c: this.c.map((s, i) => [i, s]),
-      d: this.d.map((s, i) => [i, s]),
-      e: this.e.map((s, i) => [i, s]),
-      q: this.q.map((s, i) => [i, s]),
-      depth: this.depthPairs.map(([, s], i) => [i, s]),
+      c: every(this.c),
+      d: every(this.d),
+      e: every(this.e),
+      q: every(this.q),
+      depth: every(this.depthPairs.map(([, s]) => s)),
       tail: this.tail,
       arbitrages: this.arbitrages,
+      detected: this.detected,
+      consensus: this.consensus,
     };
   }
 
@@ -281,7 +306,7 @@ export class ContestText {
   }
 
   private count(): number {
-    let n = this.tail.length + this.arbitrages.length;
+    let n = this.tail.length + this.arbitrages.length + this.detected.length + this.consensus.length;
     for (let i = 0; i < this.heads.length; i++) n += this.heads[i]!.length + this.c[i]!.length + this.e[i]!.length + this.q[i]!.length + this.depthPairs[i]![1].length;
     for (const d of this.d) n += d.length;
     return n;

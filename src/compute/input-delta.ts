@@ -13,6 +13,37 @@ export interface InputDelta {
   positions: [number, readonly VenueQuote[]][];
 }
 
+/** An InputDelta as it crosses threads (InputMirror.wire): per changed quote its position, its slot (-1: the whole list) and the quote (or list). */
+export interface WireDelta {
+  now_ms: number;
+  pos: number[];
+  slot: number[];
+  quotes: (VenueQuote | readonly VenueQuote[])[];
+}
+
+/** The InputDelta of a WireDelta, given the quotes each position has now; null when the wire names a slot the position does not have. */
+export function unwire(w: WireDelta, quotesOf: (i: number) => readonly VenueQuote[] | undefined): InputDelta | null {
+  const lists = new Map<number, VenueQuote[]>();
+  for (let k = 0; k < w.pos.length; k++) {
+    const i = w.pos[k]!;
+    const slot = w.slot[k]!;
+    const q = w.quotes[k]!;
+    if (slot < 0) {
+      lists.set(i, (q as readonly VenueQuote[]).slice());
+      continue;
+    }
+    let list = lists.get(i);
+    if (list === undefined) {
+      const now = quotesOf(i);
+      if (now === undefined) return null;
+      lists.set(i, (list = now.slice()));
+    }
+    if (!(slot < list.length)) return null;
+    list[slot] = q as VenueQuote;
+  }
+  return { now_ms: w.now_ms, positions: [...lists] };
+}
+
 /** The catalog fields of a position (every field of PositionDefinition), in the order InputMirror keeps them. */
 const DEFINITION_FIELDS = [
   'position_hash',
@@ -101,6 +132,30 @@ export class InputMirror {
       if (!sameQuotes(this.quotes[i]!, p.quotes)) positions.push([i, p.quotes]);
     }
     return { now_ms: next.now_ms, positions };
+  }
+
+  /**
+   * `delta` (computed by delta, not yet applied) as it crosses to a thread: a position that kept its
+   * number of quotes sends only the quotes that differ, by slot; another its whole list.
+   */
+  wire(delta: InputDelta): WireDelta {
+    const w: WireDelta = { now_ms: delta.now_ms, pos: [], slot: [], quotes: [] };
+    for (const [i, quotes] of delta.positions) {
+      const kept = this.quotes[i]!;
+      if (kept.length !== quotes.length) {
+        w.pos.push(i);
+        w.slot.push(-1);
+        w.quotes.push(quotes);
+        continue;
+      }
+      for (let j = 0; j < quotes.length; j++) {
+        if (sameQuote(kept[j]!, quotes[j]!)) continue;
+        w.pos.push(i);
+        w.slot.push(j);
+        w.quotes.push(quotes[j]!);
+      }
+    }
+    return w;
   }
 
   /** Takes in a delta (as computed by delta, for the input now kept). */

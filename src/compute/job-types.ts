@@ -38,7 +38,8 @@ export interface LiquidityJobOutput {
   arbitragesJson: string;
   /** Whether the set differs from the previous run's (arbitrage.update is sent only then). */
   arbitragesChanged: boolean;
-  /** The contest's arbitrage and price_move signals now, serialized here (src/compute/market-signals.ts). */
+  /** The contest's arbitrage and price_move signals now, serialized here (src/compute/market-signals.ts),
+   *  when they are to be written (signalsDue); empty otherwise, so they cross no thread for nothing. */
   signals: SerializedSignal[];
   /** Whether they must be written now: they changed, or the oldest comes within a minute of its expiry. */
   signalsDue: boolean;

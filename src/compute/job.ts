@@ -173,5 +173,5 @@ function liquiditySignals(input: ContestInput, result: ContestResult, prev: Stor
   const digest = signalsDigest(signals.map(withoutExpiry));
   const soonest = serialized.reduce((m, s) => Math.min(m, s.expires_ms), Number.POSITIVE_INFINITY);
   const { due, refreshMs } = signalSchedule(digest, soonest, now, prev);
-  return { signals: serialized, due, digest, refreshMs, samples, moves };
+  return { signals: due ? serialized : [], due, digest, refreshMs, samples, moves };
 }

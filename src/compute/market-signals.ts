@@ -204,6 +204,11 @@ export class SignalText {
     this.after = this.bare.slice(at + EXPIRY_MEMBER.length - 1);
   }
 
+  /** When the signal expires as found again by the run at `nowMs`. */
+  expiresMs(nowMs: number): number {
+    return Date.parse(iso(nowMs + this.lifeMs));
+  }
+
   /** serializeSignal's answer for the signal as found again by the run at `nowMs`. */
   serialized(nowMs: number): SerializedSignal {
     const at = iso(nowMs + this.lifeMs);

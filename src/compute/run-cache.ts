@@ -31,9 +31,14 @@ export class RunCache<V> {
   evicted = 0;
 
   constructor(
-    private readonly limits: RunCacheLimits,
+    private limits: RunCacheLimits,
     private readonly sizeOf: (v: V) => number,
   ) {}
+
+  /** Changes the limits (the next store keeps within them). */
+  limit(limits: RunCacheLimits): void {
+    this.limits = limits;
+  }
 
   get size(): number {
     return this.map.size;
