@@ -117,12 +117,14 @@ export class ContestRun {
   private readonly raw: (number | null)[];
   private readonly weight: number[];
   private readonly consensus: (number | null)[];
-  private readonly consensusText: string[];
   private readonly consensusNum: string[];
   private readonly liquiditiesJson: string[];
   private readonly depthNow: Uint8Array;
   private readonly samples: (ConsensusSample[] | undefined)[];
-  private readonly samplesHead: string[];
+  /** Per position, its samples' text up to the newest one's time, and that text and the newest's rest as last patched. */
+  private readonly samplesPrefix: string[];
+  private readonly sentPrefix: string[];
+  private readonly sentNewest: string[];
   private readonly samplesHeadOf: ConsensusSample[][];
   /** The oldest time among the samples before the newest, and whether the last run found a price move. */
   private readonly samplesFrom: Float64Array;
@@ -202,12 +204,13 @@ export class ContestRun {
     this.raw = new Array<number | null>(n).fill(null);
     this.weight = new Array<number>(n).fill(0);
     this.consensus = new Array<number | null>(n).fill(null);
-    this.consensusText = new Array<string>(n).fill('');
     this.consensusNum = new Array<string>(n).fill('null');
     this.liquiditiesJson = new Array<string>(n).fill('');
     this.depthNow = new Uint8Array(n);
     this.samples = new Array<ConsensusSample[] | undefined>(n);
-    this.samplesHead = new Array<string>(n).fill('[');
+    this.samplesPrefix = this.keys.map((k) => k + '[[');
+    this.sentPrefix = new Array<string>(n).fill('');
+    this.sentNewest = new Array<string>(n).fill('');
     this.samplesHeadOf = new Array<ConsensusSample[]>(n).fill([]);
     this.samplesFrom = new Float64Array(n).fill(Number.POSITIVE_INFINITY);
     this.moved = new Uint8Array(n);
@@ -348,7 +351,20 @@ export class ContestRun {
     const nowMs = this.input.now_ms;
     const nowIso = ISO(nowMs);
     const cutoffs = contestCutoffs(this.input);
-    const patch: TextPatch = { run: newRunId(), c: fragments(), d: fragments(), e: fragments(), q: fragments(), depth: fragments(), tail: '' };
+    const patch: TextPatch = {
+      run: newRunId(),
+      c: fragments(),
+      d: fragments(),
+      e: fragments(),
+      q: fragments(),
+      depth: fragments(),
+      k: fragments(),
+      sp: fragments(),
+      ss: fragments(),
+      now: nowMs,
+      digests: '',
+      tail: '',
+    };
 
     // Flags and quote outputs of the recomputed positions; their groups are recomputed next.
     const groupDirty = new Uint8Array(this.groups.length);
@@ -443,7 +459,7 @@ export class ContestRun {
       }
       if (consensusMoved[i]) {
         this.consensusNum[i] = num(c);
-        this.consensusText[i] = this.keys[i] + this.consensusNum[i];
+        put(patch.k, i, this.keys[i] + this.consensusNum[i]);
       }
       if (dirty[i]) put(patch.q, i, quotesText(this.out[i]!.entries));
       if (dirty[i] || this.depthNow[i]) {
@@ -524,27 +540,26 @@ export class ContestRun {
     // Samples and price moves of every position with a consensus, then the arbitrage signals.
     const found: SignalText[] = [];
     const moves: Record<string, string> = {};
-    const nowText = num(nowMs);
-    const samplesParts: string[] = [];
     for (let i = 0; i < n; i++) {
       const c = this.consensus[i] ?? null;
       if (c === null) {
         this.samples[i] = undefined;
         this.moved[i] = 0;
+        this.sampleText(patch, i, '', '');
         continue;
       }
       const live = this.live[i]!;
-      const newest = `[${nowText},${this.consensusNum[i]},${live.venues}]]`;
+      const newest = `,${this.consensusNum[i]},${live.venues}]]`;
       if (!full && this.sampleInPlace(i, nowMs, c, live.venues)) {
         // takeSample would replace the newest sample with this run's, which only moves its time: no
         // sample before it changed and the newest price is the last run's, so the largest move
         // from an earlier sample is the last run's too, and with none found then there is none now.
-        samplesParts.push(this.keys[i]! + this.samplesHead[i]! + newest);
+        this.sampleText(patch, i, this.samplesPrefix[i]!, newest);
         if (!this.moved[i]) continue;
       } else {
         const taken = takeSample(before.samples(i), [nowMs, c, live.venues]);
         this.samples[i] = taken;
-        samplesParts.push(this.keys[i]! + this.sampleText(i, taken, newest));
+        this.sampleText(patch, i, this.samplesHeadText(i, taken), newest);
       }
       const move = priceMoveSignal({ def: positions[i]!, consensus: c, venues: live.venues, available: live.available, venueList: live.venueList }, this.samples[i]!, this.facts, nowMs, before.moves);
       this.moved[i] = move ? 1 : 0;
@@ -569,16 +584,9 @@ export class ContestRun {
     const outliers: string[] = [];
     for (let i = 0; i < n; i++) for (const h of this.outliers[i]!) outliers.push(h);
 
-    if (full || consensusMoved.includes(1)) {
-      const parts = new Array<string>(n);
-      for (let i = 0; i < n; i++) parts[i] = this.consensusText[i]!;
-      patch.consensus = parts.join(',');
-    }
-    // Small texts (tens of KB) built flat with join: they cross to the calling thread on every run.
-    patch.tail =
-      `,"answer_digest":${answerDigest},"arbitrages_digest":${this.arbitragesDigest}` +
-      `,"samples":{${samplesParts.join(',')}},"moves":${JSON.stringify(moves)},"signals_digest":${this.signalsDigest}` +
-      (schedule.refreshMs === undefined ? '}' : `,"signals_refresh_ms":${num(schedule.refreshMs)}}`);
+    patch.now = nowMs;
+    patch.digests = `,"answer_digest":${answerDigest},"arbitrages_digest":${this.arbitragesDigest}`;
+    patch.tail = `,"moves":${JSON.stringify(moves)},"signals_digest":${this.signalsDigest}` + (schedule.refreshMs === undefined ? '}' : `,"signals_refresh_ms":${num(schedule.refreshMs)}}`);
 
     if (full) {
       patch.full = {
@@ -634,10 +642,10 @@ export class ContestRun {
   }
 
   /**
-   * A position's samples as JSON, given the newest one's text (this run's sample, then the closing
-   * bracket). The samples before the newest are the last run's as a rule, and so is their text.
+   * The text of a position's samples before the newest one's time (`"hash":[[…],…,[`), from its
+   * samples now. The samples before the newest are the last run's as a rule, and so is their text.
    */
-  private sampleText(i: number, taken: readonly ConsensusSample[], newest: string): string {
+  private samplesHeadText(i: number, taken: readonly ConsensusSample[]): string {
     const headOf = this.samplesHeadOf[i]!;
     let same = headOf.length === taken.length - 1;
     for (let k = 0; same && k < headOf.length; k++) same = headOf[k] === taken[k];
@@ -645,9 +653,15 @@ export class ContestRun {
       const head = taken.slice(0, -1);
       this.samplesHeadOf[i] = head;
       this.samplesFrom[i] = head.reduce((m, x) => Math.min(m, x[0]), Number.POSITIVE_INFINITY);
-      this.samplesHead[i] = head.length ? JSON.stringify(head).slice(0, -1) + ',' : '[';
+      this.samplesPrefix[i] = this.keys[i] + (head.length ? JSON.stringify(head).slice(0, -1) + ',[' : '[[');
     }
-    return this.samplesHead[i] + newest;
+    return this.samplesPrefix[i]!;
+  }
+
+  /** Records a position's samples text (prefix, then this run's time, then `newest`; none: both empty), patching what changed. */
+  private sampleText(patch: TextPatch, i: number, prefix: string, newest: string): void {
+    if (prefix !== this.sentPrefix[i]) put(patch.sp, i, (this.sentPrefix[i] = prefix));
+    if (newest !== this.sentNewest[i]) put(patch.ss, i, (this.sentNewest[i] = newest));
   }
 }
 

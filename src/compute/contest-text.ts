@@ -8,10 +8,12 @@
  *             C  consensus_price and consensus_line
  *             D  distribution_prices of its ladder side s (shared by the side's positions), or null
  *             E  edges, paper_bettable and partner_liquidities
- *   snapshot  {"run":…,"contest_id":…,"quotes":{ Q0 , Q1 , … },"arbs":ARBS,"consensus":{ CONSENSUS } TAIL
- *             Q  the tick entries of a position's visible quotes; ARBS and CONSENSUS change with
- *             the arbitrages and consensus prices; TAIL the later members (digests, samples, moves,
- *             signal state) changes on every run
+ *   snapshot  {"run":…,"contest_id":…,"quotes":{ Q0 , Q1 , … },"arbs":ARBS,"consensus":{ K0 , K1 , … }
+ *             DIGESTS,"samples":{ SP0 now SS0 , … } TAIL
+ *             Q  the tick entries of a position's visible quotes; ARBS the arbitrages' detected_at;
+ *             K  a position's consensus price; SP, SS its samples before and after the newest
+ *             sample's time, which is the run's clock (so a position's samples text changes on
+ *             every run, but its fragments rarely); DIGESTS and TAIL (moves, signal state) small
  *   depth     one [position_hash, Depth JSON] per position
  *
  * Every fragment is exactly what JSON.stringify writes for that part, so the assembled texts equal
@@ -63,13 +65,20 @@ export interface TextPatch {
   e: Fragments;
   q: Fragments;
   depth: Fragments;
-  /** The snapshot's members after `consensus`, from the `,` before the next to the end (samples move on every run). */
+  /** The snapshot's `consensus` members, one per position (`"hash":price`). */
+  k: Fragments;
+  /** The snapshot's `samples` member of each position, around the newest sample's time (this run's):
+   *  `sp` up to it (empty: the position has no samples), `ss` after it. */
+  sp: Fragments;
+  ss: Fragments;
+  now: number;
+  /** The snapshot's answer_digest and arbitrages_digest members; `tail` the members after `samples`. */
+  digests: string;
   tail: string;
   /** The arbitrages as JSON and the snapshot's `arbs` member (detected_at by id), when they changed (or on a full patch). */
   arbitrages?: string;
   detected?: string;
-  /** The members of the snapshot's `consensus`, when a consensus moved (or on a full patch). */
-  consensus?: string;
+
 }
 
 /** The catalog fields a Position carries, in its order. */
@@ -152,13 +161,23 @@ export class ContestText {
   private q: string[] = [];
   private depthPairs: [string, string][] = [];
   private tail = '';
+  private digests = '';
   private detected = '{}';
-  private consensus = '';
+  private k: string[] = [];
+  private sp: string[] = [];
+  private ss: string[] = [];
+  private now = 0;
   arbitrages = '[]';
-  /** Per position, A C D E as one rope (rebuilt when a part changed); per block, the ropes joined. */
-  private positionRope: string[] = [];
+  /**
+   * Per position, A C D E as one rope (null: a part changed); per block, the ropes joined (null:
+   * a member changed). Built when the texts are assembled, not when a patch comes: a compute
+   * thread applies every patch but never assembles (the calling thread does).
+   */
+  private positionRope: (string | null)[] = [];
   private answerBlocks: (string | null)[] = [];
   private quoteBlocks: (string | null)[] = [];
+  private consensusBlocks: (string | null)[] = [];
+  private sideMembers: number[][] = [];
   /** The snapshot text last assembled (for its length and identity). */
   private lastSnapshot: string | null = null;
   private lastAnswer: string | null = null;
@@ -180,50 +199,93 @@ export class ContestText {
       this.c = new Array<string>(n).fill('');
       this.e = new Array<string>(n).fill('');
       this.q = new Array<string>(n).fill('');
+      this.k = new Array<string>(n).fill('');
+      this.sp = new Array<string>(n).fill('');
+      this.ss = new Array<string>(n).fill('');
       this.d = new Array<string>(f.sides).fill('null');
       this.depthPairs = f.hashes.map((h) => [h, ''] as [string, string]);
-      this.positionRope = new Array<string>(n).fill('');
+      this.positionRope = new Array<string | null>(n).fill(null);
       const blocks = Math.ceil(n / BLOCK);
       this.answerBlocks = new Array<string | null>(blocks).fill(null);
       this.quoteBlocks = new Array<string | null>(blocks).fill(null);
+      this.consensusBlocks = new Array<string | null>(blocks).fill(null);
+      this.sideMembers = Array.from({ length: f.sides }, () => []);
+      f.sideOf.forEach((side, i) => side >= 0 && this.sideMembers[side]!.push(i));
       this.arbitrages = '[]';
+      this.detected = '{}';
+      this.tail = '';
+      this.digests = '';
+      this.chars = 0;
+      for (const h of f.heads) this.chars += h.length + 4;
     }
     this.run = patch.run;
-    const stale = new Set<number>();
-    const { c, d, e, q, depth } = patch;
+    const { c, d, e, q, depth, k: kk, sp, ss } = patch;
+    let chars = this.chars;
     for (let k = 0; k < c.at.length; k++) {
-      this.c[c.at[k]!] = c.text[k]!;
-      stale.add(c.at[k]!);
+      const i = c.at[k]!;
+      chars += c.text[k]!.length - this.c[i]!.length;
+      this.c[i] = c.text[k]!;
+      this.stale(i);
     }
     for (let k = 0; k < e.at.length; k++) {
-      this.e[e.at[k]!] = e.text[k]!;
-      stale.add(e.at[k]!);
+      const i = e.at[k]!;
+      chars += e.text[k]!.length - this.e[i]!.length;
+      this.e[i] = e.text[k]!;
+      this.stale(i);
     }
-    if (d.at.length) {
-      const sides = new Set<number>();
-      for (let k = 0; k < d.at.length; k++) {
-        this.d[d.at[k]!] = d.text[k]!;
-        sides.add(d.at[k]!);
-      }
-      for (let i = 0; i < this.sideOf.length; i++) if (sides.has(this.sideOf[i]!)) stale.add(i);
-    }
-    for (const i of stale) {
-      const side = this.sideOf[i]!;
-      this.positionRope[i] = this.heads[i]! + this.c[i]! + (side < 0 ? 'null' : this.d[side]!) + this.e[i]!;
-      this.answerBlocks[(i / BLOCK) | 0] = null;
+    for (let k = 0; k < d.at.length; k++) {
+      const side = d.at[k]!;
+      chars += d.text[k]!.length - this.d[side]!.length;
+      this.d[side] = d.text[k]!;
+      for (const i of this.sideMembers[side]!) this.stale(i);
     }
     for (let k = 0; k < q.at.length; k++) {
-      this.q[q.at[k]!] = q.text[k]!;
-      this.quoteBlocks[(q.at[k]! / BLOCK) | 0] = null;
+      const i = q.at[k]!;
+      chars += q.text[k]!.length - this.q[i]!.length;
+      this.q[i] = q.text[k]!;
+      this.quoteBlocks[(i / BLOCK) | 0] = null;
     }
-    for (let k = 0; k < depth.at.length; k++) this.depthPairs[depth.at[k]!] = [this.hashes[depth.at[k]!]!, depth.text[k]!];
+    for (let k = 0; k < depth.at.length; k++) {
+      const i = depth.at[k]!;
+      chars += depth.text[k]!.length - this.depthPairs[i]![1].length;
+      this.depthPairs[i] = [this.hashes[i]!, depth.text[k]!];
+    }
+    for (let k = 0; k < kk.at.length; k++) {
+      const i = kk.at[k]!;
+      chars += kk.text[k]!.length - this.k[i]!.length;
+      this.k[i] = kk.text[k]!;
+      this.consensusBlocks[(i / BLOCK) | 0] = null;
+    }
+    for (let k = 0; k < sp.at.length; k++) {
+      const i = sp.at[k]!;
+      chars += sp.text[k]!.length - this.sp[i]!.length;
+      this.sp[i] = sp.text[k]!;
+    }
+    for (let k = 0; k < ss.at.length; k++) {
+      const i = ss.at[k]!;
+      chars += ss.text[k]!.length - this.ss[i]!.length;
+      this.ss[i] = ss.text[k]!;
+    }
+    this.now = patch.now;
+    chars += patch.tail.length - this.tail.length + patch.digests.length - this.digests.length;
     this.tail = patch.tail;
-    if (patch.arbitrages !== undefined) this.arbitrages = patch.arbitrages;
-    if (patch.detected !== undefined) this.detected = patch.detected;
-    if (patch.consensus !== undefined) this.consensus = patch.consensus;
-    if (f || stale.size) this.lastAnswer = null;
+    this.digests = patch.digests;
+    if (patch.arbitrages !== undefined) {
+      chars += patch.arbitrages.length - this.arbitrages.length;
+      this.arbitrages = patch.arbitrages;
+    }
+    if (patch.detected !== undefined) {
+      chars += patch.detected.length - this.detected.length;
+      this.detected = patch.detected;
+    }
+    this.chars = chars;
     this.lastSnapshot = null;
-    this.chars = this.count();
+  }
+
+  private stale(i: number): void {
+    this.positionRope[i] = null;
+    this.answerBlocks[(i / BLOCK) | 0] = null;
+    this.lastAnswer = null;
   }
 
   /** The REST answer: the Position[] as JSON. */
@@ -235,7 +297,14 @@ export class ContestText {
       if (block == null) {
         block = '';
         const end = Math.min(this.heads.length, (b + 1) * BLOCK);
-        for (let i = b * BLOCK; i < end; i++) block = i === b * BLOCK ? this.positionRope[i]! : block + ',' + this.positionRope[i]!;
+        for (let i = b * BLOCK; i < end; i++) {
+          let rope = this.positionRope[i];
+          if (rope == null) {
+            const side = this.sideOf[i]!;
+            rope = this.positionRope[i] = this.heads[i]! + this.c[i]! + (side < 0 ? 'null' : this.d[side]!) + this.e[i]!;
+          }
+          block = i === b * BLOCK ? rope : block + ',' + rope;
+        }
         this.answerBlocks[b] = block;
       }
       s = b ? s + ',' + block : s + block;
@@ -280,7 +349,28 @@ export class ContestText {
         any = true;
       }
     }
-    return s + '},"arbs":' + this.detected + ',"consensus":{' + this.consensus + '}' + this.tail;
+    s = s + '},"arbs":' + this.detected + ',"consensus":{';
+    for (let b = 0; b < this.consensusBlocks.length; b++) {
+      let block = this.consensusBlocks[b];
+      if (block == null) {
+        block = '';
+        const end = Math.min(this.heads.length, (b + 1) * BLOCK);
+        for (let i = b * BLOCK; i < end; i++) block = i === b * BLOCK ? this.k[i]! : block + ',' + this.k[i]!;
+        this.consensusBlocks[b] = block;
+      }
+      s = b ? s + ',' + block : s + block;
+    }
+    s = s + '}' + this.digests + ',"samples":{';
+    // Every position's newest sample is this run's: no block of them lasts from one run to the next.
+    const now = num(this.now);
+    let first = true;
+    for (let i = 0; i < this.sp.length; i++) {
+      const prefix = this.sp[i]!;
+      if (!prefix) continue;
+      s = (first ? s : s + ',') + prefix + now + this.ss[i]!;
+      first = false;
+    }
+    return s + '}' + this.tail;
   }
 
   /** Every fragment, as a patch that starts a mirror over (for a thread that has none). */
@@ -296,19 +386,16 @@ export class ContestText {
       tail: this.tail,
       arbitrages: this.arbitrages,
       detected: this.detected,
-      consensus: this.consensus,
+      k: every(this.k),
+      sp: every(this.sp),
+      ss: every(this.ss),
+      now: this.now,
+      digests: this.digests,
     };
   }
 
   /** The depth hash's fields: [position_hash, Depth JSON] per position (a new array each time). */
   depth(): [string, string][] {
     return this.depthPairs.slice();
-  }
-
-  private count(): number {
-    let n = this.tail.length + this.arbitrages.length + this.detected.length + this.consensus.length;
-    for (let i = 0; i < this.heads.length; i++) n += this.heads[i]!.length + this.c[i]!.length + this.e[i]!.length + this.q[i]!.length + this.depthPairs[i]![1].length;
-    for (const d of this.d) n += d.length;
-    return n;
   }
 }
