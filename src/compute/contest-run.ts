@@ -25,7 +25,7 @@ import type { SerializedSignal } from '../domain/signals.js';
 import { groupArbitrage } from './arbitrage.js';
 import { entryChanged, removalEntry, toChangedEntry } from './changes.js';
 import { arbitrageContest, arbitrageSide, positionInput, contestCutoffs, membersConsensus, positionEdges, positionFlags, positionQuotes, seriesFit, seriesKey, type PositionFlags, type PositionQuotes } from './contest.js';
-import { ContestText, fragments, type Fragments, distributionText, endText, headText, middleText, num, quotesText, type TextPatch } from './contest-text.js';
+import { ContestText, emptyPatch, Part, put, distributionText, endText, headText, middleText, num, quotesText, type TextPatch } from './contest-text.js';
 import { positionDepth } from './depth.js';
 import { combineDigests, liquidityDigest } from './digest.js';
 import type { ChangedEntry, ConsensusPoint, LiquidityFindings } from './job-types.js';
@@ -351,20 +351,7 @@ export class ContestRun {
     const nowMs = this.input.now_ms;
     const nowIso = ISO(nowMs);
     const cutoffs = contestCutoffs(this.input);
-    const patch: TextPatch = {
-      run: newRunId(),
-      c: fragments(),
-      d: fragments(),
-      e: fragments(),
-      q: fragments(),
-      depth: fragments(),
-      k: fragments(),
-      sp: fragments(),
-      ss: fragments(),
-      now: nowMs,
-      digests: '',
-      tail: '',
-    };
+    const patch = emptyPatch(newRunId(), nowMs);
 
     // Flags and quote outputs of the recomputed positions; their groups are recomputed next.
     const groupDirty = new Uint8Array(this.groups.length);
@@ -428,7 +415,7 @@ export class ContestRun {
       if (full || text !== this.sideText[s]) {
         this.sideText[s] = text;
         this.sideDigest[s] = liquidityDigest(text);
-        put(patch.d, s, text);
+        put(patch, Part.D, s, text);
         for (const i of members) this.parts[4 * i + 2] = this.sideDigest[s]!;
       }
       if (full || fit.line !== this.sideLine[s]) {
@@ -449,24 +436,24 @@ export class ContestRun {
       if (dirty[i] || consensusMoved[i]) {
         const e = endText(positionEdges(p, this.flags[i]!, c), this.out[i]!.paperBettable, this.liquiditiesJson[i]!);
         this.parts[4 * i + 3] = liquidityDigest(e);
-        put(patch.e, i, e);
+        put(patch, Part.E, i, e);
       }
       if (consensusMoved[i] || lineMoved[i]) {
         const side = this.sideOf[i]!;
         const middle = middleText(c, side < 0 ? null : (this.sideLine[side] ?? null));
         this.parts[4 * i + 1] = liquidityDigest(middle);
-        put(patch.c, i, middle);
+        put(patch, Part.C, i, middle);
       }
       if (consensusMoved[i]) {
         this.consensusNum[i] = num(c);
-        put(patch.k, i, this.keys[i] + this.consensusNum[i]);
+        put(patch, Part.K, i, this.keys[i] + this.consensusNum[i]);
       }
-      if (dirty[i]) put(patch.q, i, quotesText(this.out[i]!.entries));
+      if (dirty[i]) put(patch, Part.Q, i, quotesText(this.out[i]!.entries));
       if (dirty[i] || this.depthNow[i]) {
         const d = positionDepth(p.position_hash, p.quotes, this.flags[i]!.withheld, nowIso);
         // A position no venue shows is stamped with the clock: its depth changes on every run.
         this.depthNow[i] = d.partners.length === 0 ? 1 : 0;
-        put(patch.depth, i, JSON.stringify(d));
+        put(patch, Part.Depth, i, JSON.stringify(d));
       }
     }
     const answerDigest = combineDigests(this.parts);
@@ -584,7 +571,6 @@ export class ContestRun {
     const outliers: string[] = [];
     for (let i = 0; i < n; i++) for (const h of this.outliers[i]!) outliers.push(h);
 
-    patch.now = nowMs;
     patch.digests = `,"answer_digest":${answerDigest},"arbitrages_digest":${this.arbitragesDigest}`;
     patch.tail = `,"moves":${JSON.stringify(moves)},"signals_digest":${this.signalsDigest}` + (schedule.refreshMs === undefined ? '}' : `,"signals_refresh_ms":${num(schedule.refreshMs)}}`);
 
@@ -660,14 +646,9 @@ export class ContestRun {
 
   /** Records a position's samples text (prefix, then this run's time, then `newest`; none: both empty), patching what changed. */
   private sampleText(patch: TextPatch, i: number, prefix: string, newest: string): void {
-    if (prefix !== this.sentPrefix[i]) put(patch.sp, i, (this.sentPrefix[i] = prefix));
-    if (newest !== this.sentNewest[i]) put(patch.ss, i, (this.sentNewest[i] = newest));
+    if (prefix !== this.sentPrefix[i]) put(patch, Part.SP, i, (this.sentPrefix[i] = prefix));
+    if (newest !== this.sentNewest[i]) put(patch, Part.SS, i, (this.sentNewest[i] = newest));
   }
-}
-
-function put(f: Fragments, at: number, text: string): void {
-  f.at.push(at);
-  f.text.push(text);
 }
 
 function sameStrings(a: readonly string[], b: readonly string[]): boolean {

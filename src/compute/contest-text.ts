@@ -35,19 +35,30 @@ import type { DistributionPoint, Edge, PositionLiquidity, TickEntry } from './ty
 /** Positions per cached block of the assembled texts. */
 const BLOCK = 16;
 
+/** The kinds of fragment a patch carries (see the module comment); each is per position but D, per ladder side. */
+export const Part = {
+  C: 0,
+  D: 1,
+  E: 2,
+  Q: 3,
+  Depth: 4,
+  /** The snapshot's `consensus` member of a position (`"hash":price`). */
+  K: 5,
+  /** The snapshot's `samples` member of a position, up to the newest sample's time (empty: it has no samples). */
+  SP: 6,
+  /** The same after the newest sample's time. */
+  SS: 7,
+} as const;
+export type Part = (typeof Part)[keyof typeof Part];
+
+/** `at` of a fragment: its kind and its position (or side). */
+const KIND = 2 ** 24;
+
 /**
- * Changed fragments: the position (or ladder side) of each, and its text. Two flat arrays rather
- * than a pair per fragment: a patch crosses threads on every change, and each object costs more
- * to clone than its text.
+ * What one run changed in the texts. The fragments in two flat arrays (kind and position packed in
+ * a number, and the text) rather than an object per fragment or per kind: a patch crosses threads
+ * on every change, and each object costs more to clone than its text.
  */
-export interface Fragments {
-  at: number[];
-  text: string[];
-}
-
-export const fragments = (): Fragments => ({ at: [], text: [] });
-
-/** What one run changed in the texts. */
 export interface TextPatch {
   /** The run that produced the texts (the snapshot's `run`). */
   run: string;
@@ -60,17 +71,9 @@ export interface TextPatch {
     sideOf: number[];
     sides: number;
   };
-  c: Fragments;
-  d: Fragments;
-  e: Fragments;
-  q: Fragments;
-  depth: Fragments;
-  /** The snapshot's `consensus` members, one per position (`"hash":price`). */
-  k: Fragments;
-  /** The snapshot's `samples` member of each position, around the newest sample's time (this run's):
-   *  `sp` up to it (empty: the position has no samples), `ss` after it. */
-  sp: Fragments;
-  ss: Fragments;
+  at: number[];
+  text: string[];
+  /** The run's clock: the newest sample's time of every position. */
   now: number;
   /** The snapshot's answer_digest and arbitrages_digest members; `tail` the members after `samples`. */
   digests: string;
@@ -78,7 +81,16 @@ export interface TextPatch {
   /** The arbitrages as JSON and the snapshot's `arbs` member (detected_at by id), when they changed (or on a full patch). */
   arbitrages?: string;
   detected?: string;
+}
 
+export function emptyPatch(run: string, now: number): TextPatch {
+  return { run, at: [], text: [], now, digests: '', tail: '' };
+}
+
+/** Adds a fragment of `kind` for position (or side) `i`. */
+export function put(patch: TextPatch, kind: Part, i: number, text: string): void {
+  patch.at.push(kind * KIND + i);
+  patch.text.push(text);
 }
 
 /** The catalog fields a Position carries, in its order. */
@@ -140,7 +152,9 @@ export function answerDigest(positions: readonly PositionLiquidity[]): number {
   return combineDigests(parts);
 }
 
-const every = (texts: string[]): Fragments => ({ at: texts.map((_, i) => i), text: texts.slice() });
+function putAll(patch: TextPatch, kind: Part, texts: readonly string[]): void {
+  texts.forEach((t, i) => put(patch, kind, i, t));
+}
 
 /** The snapshot's opening, up to the first quote. */
 const snapshotHead = (run: string, contestId: string): string => `{"run":${JSON.stringify(run)},"contest_id":${JSON.stringify(contestId)},"quotes":{`;
@@ -219,52 +233,53 @@ export class ContestText {
       for (const h of f.heads) this.chars += h.length + 4;
     }
     this.run = patch.run;
-    const { c, d, e, q, depth, k: kk, sp, ss } = patch;
     let chars = this.chars;
-    for (let k = 0; k < c.at.length; k++) {
-      const i = c.at[k]!;
-      chars += c.text[k]!.length - this.c[i]!.length;
-      this.c[i] = c.text[k]!;
-      this.stale(i);
-    }
-    for (let k = 0; k < e.at.length; k++) {
-      const i = e.at[k]!;
-      chars += e.text[k]!.length - this.e[i]!.length;
-      this.e[i] = e.text[k]!;
-      this.stale(i);
-    }
-    for (let k = 0; k < d.at.length; k++) {
-      const side = d.at[k]!;
-      chars += d.text[k]!.length - this.d[side]!.length;
-      this.d[side] = d.text[k]!;
-      for (const i of this.sideMembers[side]!) this.stale(i);
-    }
-    for (let k = 0; k < q.at.length; k++) {
-      const i = q.at[k]!;
-      chars += q.text[k]!.length - this.q[i]!.length;
-      this.q[i] = q.text[k]!;
-      this.quoteBlocks[(i / BLOCK) | 0] = null;
-    }
-    for (let k = 0; k < depth.at.length; k++) {
-      const i = depth.at[k]!;
-      chars += depth.text[k]!.length - this.depthPairs[i]![1].length;
-      this.depthPairs[i] = [this.hashes[i]!, depth.text[k]!];
-    }
-    for (let k = 0; k < kk.at.length; k++) {
-      const i = kk.at[k]!;
-      chars += kk.text[k]!.length - this.k[i]!.length;
-      this.k[i] = kk.text[k]!;
-      this.consensusBlocks[(i / BLOCK) | 0] = null;
-    }
-    for (let k = 0; k < sp.at.length; k++) {
-      const i = sp.at[k]!;
-      chars += sp.text[k]!.length - this.sp[i]!.length;
-      this.sp[i] = sp.text[k]!;
-    }
-    for (let k = 0; k < ss.at.length; k++) {
-      const i = ss.at[k]!;
-      chars += ss.text[k]!.length - this.ss[i]!.length;
-      this.ss[i] = ss.text[k]!;
+    const { at, text } = patch;
+    for (let k = 0; k < at.length; k++) {
+      const kind = (at[k]! / KIND) | 0;
+      const i = at[k]! - kind * KIND;
+      const t = text[k]!;
+      switch (kind) {
+        case Part.C:
+          chars += t.length - this.c[i]!.length;
+          this.c[i] = t;
+          this.stale(i);
+          break;
+        case Part.D:
+          chars += t.length - this.d[i]!.length;
+          this.d[i] = t;
+          for (const m of this.sideMembers[i]!) this.stale(m);
+          break;
+        case Part.E:
+          chars += t.length - this.e[i]!.length;
+          this.e[i] = t;
+          this.stale(i);
+          break;
+        case Part.Q:
+          chars += t.length - this.q[i]!.length;
+          this.q[i] = t;
+          this.quoteBlocks[(i / BLOCK) | 0] = null;
+          break;
+        case Part.Depth:
+          chars += t.length - this.depthPairs[i]![1].length;
+          this.depthPairs[i] = [this.hashes[i]!, t];
+          break;
+        case Part.K:
+          chars += t.length - this.k[i]!.length;
+          this.k[i] = t;
+          this.consensusBlocks[(i / BLOCK) | 0] = null;
+          break;
+        case Part.SP:
+          chars += t.length - this.sp[i]!.length;
+          this.sp[i] = t;
+          break;
+        case Part.SS:
+          chars += t.length - this.ss[i]!.length;
+          this.ss[i] = t;
+          break;
+        default:
+          throw new Error(`unknown text fragment kind ${kind}`);
+      }
     }
     this.now = patch.now;
     chars += patch.tail.length - this.tail.length + patch.digests.length - this.digests.length;
@@ -375,23 +390,23 @@ export class ContestText {
 
   /** Every fragment, as a patch that starts a mirror over (for a thread that has none). */
   fullPatch(): TextPatch {
-    return {
-      run: this.run,
+    const patch: TextPatch = {
+      ...emptyPatch(this.run, this.now),
       full: { contestId: this.contestId, heads: this.heads, hashes: this.hashes, sideOf: this.sideOf, sides: this.d.length },
-      c: every(this.c),
-      d: every(this.d),
-      e: every(this.e),
-      q: every(this.q),
-      depth: every(this.depthPairs.map(([, s]) => s)),
+      digests: this.digests,
       tail: this.tail,
       arbitrages: this.arbitrages,
       detected: this.detected,
-      k: every(this.k),
-      sp: every(this.sp),
-      ss: every(this.ss),
-      now: this.now,
-      digests: this.digests,
     };
+    putAll(patch, Part.C, this.c);
+    putAll(patch, Part.D, this.d);
+    putAll(patch, Part.E, this.e);
+    putAll(patch, Part.Q, this.q);
+    putAll(patch, Part.Depth, this.depthPairs.map(([, t]) => t));
+    putAll(patch, Part.K, this.k);
+    putAll(patch, Part.SP, this.sp);
+    putAll(patch, Part.SS, this.ss);
+    return patch;
   }
 
   /** The depth hash's fields: [position_hash, Depth JSON] per position (a new array each time). */
