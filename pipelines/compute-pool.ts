@@ -10,10 +10,10 @@
  * thread computes from the snapshot: a mirror only saves work, the stored snapshot is what counts.
  */
 import { Piscina } from 'piscina';
-import { ContestText } from '../src/compute/contest-text.js';
+import { ContestText, unpackPatch } from '../src/compute/contest-text.js';
 import { InputMirror } from '../src/compute/input-delta.js';
 import { jobOutput, runLiquidityJob, type LiquidityJobInput, type LiquidityJobOutput } from '../src/compute/job.js';
-import type { LiquidityTask, LiquidityTaskResult } from '../src/compute/liquidity-task.js';
+import { unpackFindings, type LiquidityTask, type LiquidityTaskResult } from '../src/compute/liquidity-task.js';
 import { DEFAULT_RUN_CACHE_LIMITS, RunCache, type RunCacheLimits } from '../src/compute/run-cache.js';
 import type { TradeSignalTask, TradeSignalTaskOutput } from '../src/compute/trade-signals.js';
 import { threadFile } from './thread-file.js';
@@ -28,6 +28,9 @@ import { threadFile } from './thread-file.js';
  */
 export const INLINE_MAX_QUOTES = 64;
 export const INLINE_GAP_MS = 5;
+
+/** Tasks a thread is handed at once (it runs them one after the other, in order). */
+const TASKS_PER_THREAD = 8;
 
 function quoteCount(job: LiquidityJobInput): number {
   let n = 0;
@@ -55,14 +58,20 @@ function threadOf(contestId: string, threads: number): number {
 }
 
 export class ComputePool {
-  private readonly pools: Piscina<LiquidityTask, LiquidityTaskResult>[];
+  private readonly pools: Piscina[];
   private readonly mirrors: RunCache<Mirror>;
   private readonly limits: RunCacheLimits;
 
   constructor(threads = 1, opts: ComputePoolOptions = {}) {
     const filename = threadFile(import.meta.url, '../workers/liquidity');
     // recordTiming off: piscina otherwise records every task's wait and run time in histograms.
-    this.pools = Array.from({ length: Math.max(1, threads) }, () => new Piscina({ filename, minThreads: 1, maxThreads: 1, idleTimeout: 60_000, recordTiming: false }));
+    // Several tasks handed over at once: a thread that finishes one takes the next from its port
+    // instead of sleeping until this thread hears of the result and sends it (two wake-ups a task).
+    this.pools = Array.from(
+      { length: Math.max(1, threads) },
+      () => new Piscina({ filename, minThreads: 1, maxThreads: 1, concurrentTasksPerWorker: TASKS_PER_THREAD, idleTimeout: 60_000, recordTiming: false }),
+    );
+    this.inFlight = this.pools.map(() => 0);
     this.limits = opts.cache ?? DEFAULT_RUN_CACHE_LIMITS;
     // The fragments, the snapshot text last handed out (flat once written to Redis), and the input's quotes, which stay referenced.
     this.mirrors = new RunCache<Mirror>(this.limits, (m) => 3 * m.text.chars + 600 * m.quotes);
@@ -76,10 +85,23 @@ export class ComputePool {
   deltaMisses = 0;
   private lastInlineEnd = -Infinity;
 
+  /** Tasks handed to each thread and not answered yet. */
+  private readonly inFlight: number[];
+
+  /** Tasks waiting behind the one each thread is running (piscina hands a thread several at once, FIFO). */
   private get queued(): number {
     let n = 0;
-    for (const p of this.pools) n += p.queueSize;
+    for (const k of this.inFlight) n += Math.max(0, k - 1);
     return n;
+  }
+
+  private async run<T, R>(thread: number, task: T, filename?: string): Promise<R> {
+    this.inFlight[thread]!++;
+    try {
+      return (await (this.pools[thread] as unknown as Piscina<T, R>).run(task, filename === undefined ? undefined : { filename })) as R;
+    } finally {
+      this.inFlight[thread]!--;
+    }
   }
 
   liquidity(job: LiquidityJobInput): Promise<LiquidityJobOutput> {
@@ -100,34 +122,34 @@ export class ComputePool {
   private async pooled(job: LiquidityJobInput): Promise<LiquidityJobOutput> {
     const id = job.input.contest_id;
     const now = job.input.now_ms;
-    const pool = this.pools[threadOf(id, this.pools.length)]!;
+    const thread = threadOf(id, this.pools.length);
     const m = this.mirrors.get(id, now);
     if (m !== undefined && m.text.holds(job.prevJson)) {
       const delta = m.inputs.delta(job.input);
       if (delta !== null) {
         this.deltaRuns++;
         const base = m.text.run;
-        const res = await pool.run({ kind: 'delta', contestId: id, base, delta: m.inputs.wire(delta) });
+        const res = await this.run<LiquidityTask, LiquidityTaskResult>(thread, { kind: 'delta', contestId: id, base, delta: m.inputs.wire(delta) });
         // The mirror is still at the run the thread continued from (another job of the contest may have moved it).
         if (res.kind === 'step' && m.text.run === base) {
-          m.text.apply(res.patch);
+          m.text.apply(unpackPatch(res.patch));
           m.inputs.apply(delta);
           this.mirrors.set(id, m, now);
-          return jobOutput(m.text, res.findings);
+          return jobOutput(m.text, unpackFindings(res.findings));
         }
         this.deltaMisses++;
       }
     }
-    const res = await pool.run({ kind: 'full', job, limits: this.limits });
+    const res = await this.run<LiquidityTask, LiquidityTaskResult>(thread, { kind: 'full', job, limits: this.limits });
     if (res.kind === 'output') {
       this.mirrors.delete(id);
       return res.output;
     }
     if (res.kind === 'miss') throw new Error(`compute thread answered a whole job of contest ${id} with a miss`);
     const fresh: Mirror = { text: new ContestText(), inputs: new InputMirror(job.input), quotes: quoteCount(job) };
-    fresh.text.apply(res.patch);
+    fresh.text.apply(unpackPatch(res.patch));
     this.mirrors.set(id, fresh, now);
-    return jobOutput(fresh.text, res.findings);
+    return jobOutput(fresh.text, unpackFindings(res.findings));
   }
 
   /** The worker module of the trade-signal tasks (the same threads: piscina picks the module per task). */
@@ -135,9 +157,9 @@ export class ComputePool {
 
   /** One batch of trade prints → trade-derived signals (pipelines/signals/trades.ts), always on a worker thread: the least queued one. */
   tradeSignals(task: TradeSignalTask): Promise<TradeSignalTaskOutput> {
-    let pool = this.pools[0]!;
-    for (const p of this.pools) if (p.queueSize < pool.queueSize) pool = p;
-    return (pool as unknown as Piscina<TradeSignalTask, TradeSignalTaskOutput>).run(task, { filename: this.tradeSignalsFile });
+    let thread = 0;
+    for (let t = 1; t < this.pools.length; t++) if (this.inFlight[t]! < this.inFlight[thread]!) thread = t;
+    return this.run<TradeSignalTask, TradeSignalTaskOutput>(thread, task, this.tradeSignalsFile);
   }
 
   async close(): Promise<void> {

@@ -80,8 +80,16 @@ export class ContestRun {
   readonly contestId: string;
   /** The input the last run computed (positions carry their quotes as of it). */
   input: ContestInput;
-  /** The texts as of the last run (its snapshot's `run` is text.run). */
-  readonly text = new ContestText();
+  /** The id of the last run (its snapshot's `run`). */
+  runId = '';
+  /**
+   * The texts as of the last run, on a thread that assembles them (its own runs' outputs); null on a
+   * compute thread, whose texts the calling thread assembles from the patches (a mirror): there the
+   * run keeps no second copy of them.
+   */
+  readonly text: ContestText | null;
+  /** Text held by its ContestText (UTF-16 units), for its size. */
+  private textChars = 0;
 
   private readonly n: number;
   private readonly positions: PositionInput[];
@@ -154,7 +162,8 @@ export class ContestRun {
   private signalsDigest = 0;
   private signalsRefreshMs: number | undefined;
 
-  private constructor(input: ContestInput) {
+  private constructor(input: ContestInput, keepText: boolean) {
+    this.text = keepText ? new ContestText() : null;
     const n = input.positions.length;
     this.contestId = input.contest_id;
     this.n = n;
@@ -227,8 +236,8 @@ export class ContestRun {
    * Computes `input` from scratch against `prev` (the stored snapshot of this contest, or undefined),
    * or null when the input is one this run refuses (see the module comment).
    */
-  static start(input: ContestInput, prev: StoredSnapshot | undefined): { run: ContestRun; step: RunStep } | null {
-    const run = new ContestRun(input);
+  static start(input: ContestInput, prev: StoredSnapshot | undefined, keepText = true): { run: ContestRun; step: RunStep } | null {
+    const run = new ContestRun(input, keepText);
     if (!run.regular()) return null;
     const quotes = prev?.quotes;
     const before: Before = {
@@ -302,11 +311,19 @@ export class ContestRun {
     return this.step(changed, before, gone, false);
   }
 
-  /** An estimate of the memory the run holds (bytes): its texts and its objects. */
+  /** Whether `json` is the snapshot text of the last run (never, without its texts). */
+  holds(json: string | null): boolean {
+    return this.text !== null && this.text.holds(json);
+  }
+
+  /**
+   * An estimate of the memory the run holds (bytes): its texts (when it keeps them) and its objects,
+   * per quote (flags, entries, partner_liquidities and their JSON) and per position.
+   */
   size(): number {
     let quotes = 0;
     for (const p of this.positions) quotes += p.quotes.length;
-    return 2 * this.text.chars + 1_500 * quotes + 1_000 * this.n;
+    return 2 * this.textChars + 1_500 * quotes + 1_000 * this.n;
   }
 
   /** Unique position hashes and liquidity hashes, all of them plain keys; fills `owner`. */
@@ -585,7 +602,11 @@ export class ContestRun {
       patch.arbitrages = this.arbitragesJson;
       patch.detected = this.detectedText;
     }
-    this.text.apply(patch);
+    this.runId = patch.run;
+    if (this.text) {
+      this.text.apply(patch);
+      this.textChars = this.text.chars;
+    }
     const answerChanged = before.answerDigest !== answerDigest;
     this.answerDigest = answerDigest;
     return {

@@ -29,7 +29,6 @@
  */
 import type { PositionDefinition } from '../domain/catalog.js';
 import { combineDigests, liquidityDigest } from './digest.js';
-import { snapshotRun } from './snapshot.js';
 import type { DistributionPoint, Edge, PositionLiquidity, TickEntry } from './types.js';
 
 /** Positions per cached block of the assembled texts. */
@@ -81,6 +80,29 @@ export interface TextPatch {
   /** The arbitrages as JSON and the snapshot's `arbs` member (detected_at by id), when they changed (or on a full patch). */
   arbitrages?: string;
   detected?: string;
+}
+
+/**
+ * A TextPatch as it crosses threads: its fragments joined in one string, with their lengths. One
+ * string clones as one copy; forty clone as forty objects. (The fragments read back are slices of
+ * that string, which V8 keeps alive while any of them lives: the mirror's size counts for it.)
+ */
+export interface WirePatch extends Omit<TextPatch, 'text'> {
+  texts: string;
+  lens: number[];
+}
+
+export function packPatch(patch: TextPatch): WirePatch {
+  const { text, ...rest } = patch;
+  return { ...rest, texts: text.join(''), lens: text.map((t) => t.length) };
+}
+
+export function unpackPatch(wire: WirePatch): TextPatch {
+  const { texts, lens, ...rest } = wire;
+  const text = new Array<string>(lens.length);
+  let at = 0;
+  for (let k = 0; k < lens.length; k++) text[k] = texts.slice(at, (at += lens[k]!));
+  return { ...rest, text };
 }
 
 export function emptyPatch(run: string, now: number): TextPatch {
@@ -152,9 +174,6 @@ export function answerDigest(positions: readonly PositionLiquidity[]): number {
   return combineDigests(parts);
 }
 
-function putAll(patch: TextPatch, kind: Part, texts: readonly string[]): void {
-  texts.forEach((t, i) => put(patch, kind, i, t));
-}
 
 /** The snapshot's opening, up to the first quote. */
 const snapshotHead = (run: string, contestId: string): string => `{"run":${JSON.stringify(run)},"contest_id":${JSON.stringify(contestId)},"quotes":{`;
@@ -333,16 +352,14 @@ export class ContestText {
   }
 
   /**
-   * Whether `json` is this run's snapshot text: the text snapshotJson handed out (the same string,
-   * or an equal copy as read back from Redis), or where none was handed out (a worker thread, whose
-   * texts the calling thread assembles), a text naming this run, of its length. Never reads more of
-   * a string than that: the texts are ropes, and reading one copies it whole.
+   * Whether `json` is the snapshot text snapshotJson last handed out: the same string, or an equal
+   * copy as read back from Redis. A string compared with itself costs nothing; a copy is compared
+   * in full once written (the write flattened the text, a rope until then), and a text of another
+   * run differs in its first bytes (the run id).
    */
   holds(json: string | null): boolean {
-    if (json === null || this.run === '') return false;
     const last = this.lastSnapshot;
-    if (last !== null) return json.length === last.length && json === last;
-    return json.length === this.assembleSnapshot().length && snapshotRun(json) === this.run;
+    return json !== null && last !== null && json.length === last.length && json === last;
   }
 
   private assembleSnapshot(): string {
@@ -386,27 +403,6 @@ export class ContestText {
       first = false;
     }
     return s + '}' + this.tail;
-  }
-
-  /** Every fragment, as a patch that starts a mirror over (for a thread that has none). */
-  fullPatch(): TextPatch {
-    const patch: TextPatch = {
-      ...emptyPatch(this.run, this.now),
-      full: { contestId: this.contestId, heads: this.heads, hashes: this.hashes, sideOf: this.sideOf, sides: this.d.length },
-      digests: this.digests,
-      tail: this.tail,
-      arbitrages: this.arbitrages,
-      detected: this.detected,
-    };
-    putAll(patch, Part.C, this.c);
-    putAll(patch, Part.D, this.d);
-    putAll(patch, Part.E, this.e);
-    putAll(patch, Part.Q, this.q);
-    putAll(patch, Part.Depth, this.depthPairs.map(([, t]) => t));
-    putAll(patch, Part.K, this.k);
-    putAll(patch, Part.SP, this.sp);
-    putAll(patch, Part.SS, this.ss);
-    return patch;
   }
 
   /** The depth hash's fields: [position_hash, Depth JSON] per position (a new array each time). */

@@ -57,7 +57,7 @@ export type LiquidityRun = { run: ContestRun; step: RunStep; continued: boolean 
  */
 export function runLiquidityJob(job: LiquidityJobInput, runs: RunCache<ContestRun> | null = threadRuns): LiquidityJobOutput {
   const r = liquidityRun(job, runs);
-  return 'output' in r ? r.output : jobOutput(r.run.text, r.step.findings);
+  return 'output' in r ? r.output : jobOutput(r.run.text!, r.step.findings);
 }
 
 /** The job output of a run's findings with its texts (assembled from the fragments). */
@@ -65,11 +65,12 @@ export function jobOutput(text: ContestText, findings: LiquidityFindings): Liqui
   return { ...findings, positionsJson: text.answerJson(), snapshotJson: text.snapshotJson(), depth: text.depth(), arbitragesJson: text.arbitrages };
 }
 
-export function liquidityRun(job: LiquidityJobInput, runs: RunCache<ContestRun> | null): LiquidityRun {
+/** The run of a job; `keepText` false on a compute thread, whose texts the calling thread assembles (ContestRun.text). */
+export function liquidityRun(job: LiquidityJobInput, runs: RunCache<ContestRun> | null, keepText = true): LiquidityRun {
   const id = job.input.contest_id;
   const now = job.input.now_ms;
   const cached = runs?.get(id, now);
-  if (cached && cached.text.holds(job.prevJson)) {
+  if (cached && cached.holds(job.prevJson)) {
     const delta = cached.delta(job.input);
     const step = delta && cached.advance(delta);
     if (step) {
@@ -78,7 +79,7 @@ export function liquidityRun(job: LiquidityJobInput, runs: RunCache<ContestRun> 
     }
   }
   const prev = parseSnapshot(job.prevJson, id);
-  const started = ContestRun.start(job.input, prev);
+  const started = ContestRun.start(job.input, prev, keepText);
   if (started === null) {
     runs?.delete(id);
     return { output: runFromScratch(job.input, prev) };

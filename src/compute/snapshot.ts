@@ -10,8 +10,9 @@ import type { ContestSnapshot } from './types.js';
 
 export interface StoredSnapshot extends ContestSnapshot {
   /**
-   * The run that wrote it, first in the text: a worker that still holds that run in memory
-   * continues from it instead of parsing the snapshot (src/compute/run-cache.ts). Absent in
+   * The run that wrote it, first in the text: two runs never write the same text, so a thread that
+   * holds the text its run handed out knows a stored snapshot as its own by comparing the two
+   * (ContestText.holds), and continues from that run instead of parsing the snapshot. Absent in
    * snapshots older than it.
    */
   run?: string;
@@ -32,15 +33,6 @@ export interface StoredSnapshot extends ContestSnapshot {
   /** Digest of the signals last written (their expiry aside), and when they must be written again. */
   signals_digest?: number;
   signals_refresh_ms?: number;
-}
-
-const RUN_PREFIX = '{"run":"';
-
-/** The `run` of a stored snapshot's text, read from its first bytes (no parse), or null. */
-export function snapshotRun(json: string): string | null {
-  if (!json.startsWith(RUN_PREFIX)) return null;
-  const end = json.indexOf('"', RUN_PREFIX.length);
-  return end === -1 ? null : json.slice(RUN_PREFIX.length, end);
 }
 
 /** The stored snapshot of `contestId`, or undefined when there is none or it is another contest's. */
