@@ -46,8 +46,10 @@ interface Mirror {
 }
 
 export interface ComputePoolOptions {
-  /** Bounds of the runs each thread keeps and of the mirrors kept here (each: DEFAULT_RUN_CACHE_LIMITS). */
-  cache?: RunCacheLimits;
+  /** Bounds of the runs each compute thread keeps (default DEFAULT_RUN_CACHE_LIMITS). */
+  runs?: RunCacheLimits;
+  /** Bounds of the mirrors kept on this thread (default DEFAULT_RUN_CACHE_LIMITS). */
+  mirrors?: RunCacheLimits;
 }
 
 /** FNV-1a of a contest id: which thread computes it. */
@@ -72,17 +74,18 @@ export class ComputePool {
       () => new Piscina({ filename, minThreads: 1, maxThreads: 1, concurrentTasksPerWorker: TASKS_PER_THREAD, idleTimeout: 60_000, recordTiming: false }),
     );
     this.inFlight = this.pools.map(() => 0);
-    this.limits = opts.cache ?? DEFAULT_RUN_CACHE_LIMITS;
+    this.limits = opts.runs ?? DEFAULT_RUN_CACHE_LIMITS;
     // The fragments, the snapshot text last handed out (flat once written to Redis), and the input's quotes, which stay referenced.
-    this.mirrors = new RunCache<Mirror>(this.limits, (m) => 3 * m.text.chars + 600 * m.quotes);
+    this.mirrors = new RunCache<Mirror>(opts.mirrors ?? DEFAULT_RUN_CACHE_LIMITS, (m) => 3 * m.text.chars + 600 * m.quotes);
   }
 
   /** Jobs run on the calling thread and on the pool (metrics, tests). */
   inlineRuns = 0;
   pooledRuns = 0;
-  /** Pooled jobs sent as a delta, and those of them the thread answered with a miss (sent again whole). */
+  /** Pooled jobs sent as a delta, those of them the thread answered with a miss (sent again whole), and jobs sent whole. */
   deltaRuns = 0;
   deltaMisses = 0;
+  fullRuns = 0;
   private lastInlineEnd = -Infinity;
 
   /** Tasks handed to each thread and not answered yet. */
@@ -140,6 +143,7 @@ export class ComputePool {
         this.deltaMisses++;
       }
     }
+    this.fullRuns++;
     const res = await this.run<LiquidityTask, LiquidityTaskResult>(thread, { kind: 'full', job, limits: this.limits });
     if (res.kind === 'output') {
       this.mirrors.delete(id);

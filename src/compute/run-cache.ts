@@ -59,6 +59,7 @@ export class RunCache<V> {
       this.evicted++;
       return undefined;
     }
+    if (nowMs > e.usedMs) e.usedMs = nowMs;
     this.map.set(key, e);
     return e.value;
   }
