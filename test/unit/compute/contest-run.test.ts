@@ -12,7 +12,7 @@ import { ContestText } from '../../../src/compute/contest-text.js';
 import { jobOutput, liquidityRun, runFromScratch, runLiquidityJob, type LiquidityJobOutput } from '../../../src/compute/job.js';
 import type { ContestRun } from '../../../src/compute/contest-run.js';
 import { RunCache } from '../../../src/compute/run-cache.js';
-import { parseSnapshot, snapshotRun } from '../../../src/compute/snapshot.js';
+import { parseSnapshot } from '../../../src/compute/snapshot.js';
 import type { ContestInput, FeeModel, PositionInput, VenueQuote } from '../../../src/compute/types.js';
 import { NOW_MS, position, quote } from './helpers.js';
 
@@ -162,7 +162,7 @@ function check(initial: State, changes: Change[]): { continued: number; runs: nu
     if (r.continued) continued++;
     // A run continues from memory exactly when it can: its last snapshot is the stored one and only quotes changed.
     expect(r.continued).toBe(k > 0 && !c!.rename);
-    const got = jobOutput(r.run.text, r.step.findings);
+    const got = jobOutput(r.run.text!, r.step.findings);
     expectSameOutput(got, want);
     // A thread that mirrors the texts from the patches alone assembles the same strings.
     mirror.apply(r.step.patch);
@@ -243,7 +243,7 @@ describe('when the thread’s run is not the stored snapshot, the job computes f
       const next = { input: input(NOW_MS + 61_000, 0.46), prevJson: first.snapshotJson };
       const r = liquidityRun(next, runs);
       expect('run' in r && r.continued).toBe(false);
-      if ('run' in r) expectSameOutput(jobOutput(r.run.text, r.step.findings), runFromScratch(next.input, parseSnapshot(first.snapshotJson, 'ct1')));
+      if ('run' in r) expectSameOutput(jobOutput(r.run.text!, r.step.findings), runFromScratch(next.input, parseSnapshot(first.snapshotJson, 'ct1')));
     }
   });
 
@@ -254,7 +254,7 @@ describe('when the thread’s run is not the stored snapshot, the job computes f
     const next = { input: input(NOW_MS + 4, 0.47), prevJson: first.snapshotJson };
     const r = liquidityRun(next, runs);
     expect('run' in r && r.continued).toBe(false);
-    if ('run' in r) expectSameOutput(jobOutput(r.run.text, r.step.findings), runFromScratch(next.input, parseSnapshot(first.snapshotJson, 'ct1')));
+    if ('run' in r) expectSameOutput(jobOutput(r.run.text!, r.step.findings), runFromScratch(next.input, parseSnapshot(first.snapshotJson, 'ct1')));
   });
 
   it('another writer’s snapshot, or a copy of this run’s that differs in one character: from the snapshot', () => {
@@ -265,7 +265,7 @@ describe('when the thread’s run is not the stored snapshot, the job computes f
     const at = s.indexOf('"answer_digest":') + '"answer_digest":'.length;
     const altered = s.slice(0, at) + (s[at] === '1' ? '2' : '1') + s.slice(at + 1);
     expect(altered.length).toBe(s.length);
-    expect(snapshotRun(altered)).toBe(snapshotRun(s));
+    expect(altered.slice(0, 40)).toBe(s.slice(0, 40));
     for (const prevJson of [altered, other.snapshotJson]) {
       const r = liquidityRun({ input: input(NOW_MS + 2, 0.46), prevJson }, runs);
       expect('run' in r && r.continued).toBe(false);
@@ -273,21 +273,6 @@ describe('when the thread’s run is not the stored snapshot, the job computes f
       runs.clear();
       runs.set('ct1', (liquidityRun({ input: input(NOW_MS), prevJson: null }, runs) as { run: ContestRun }).run, NOW_MS);
     }
-  });
-
-  it('a worker that never assembled its texts knows its snapshot by run id and length', () => {
-    const runs = fresh();
-    const r = liquidityRun({ input: input(NOW_MS), prevJson: null }, runs);
-    if (!('run' in r)) throw new Error('refused');
-    // What the calling thread assembles from the patch and stores.
-    const mirror = new ContestText();
-    mirror.apply(r.step.patch);
-    const stored = mirror.snapshotJson();
-    expect(snapshotRun(stored)).toBe(r.run.text.run);
-    expect(r.run.text.holds(stored)).toBe(true);
-    expect(r.run.text.holds(stored + ' ')).toBe(false);
-    expect(r.run.text.holds(stored.replace(r.run.text.run, r.run.text.run.replace(/.$/, (c) => (c === 'x' ? 'y' : 'x'))))).toBe(false);
-    expect(r.run.text.holds(null)).toBe(false);
   });
 
   it('a snapshot from before run ids (positions_digest, no run): read, computed from it, the answer counted as changed once', () => {
