@@ -27,7 +27,7 @@
  * written to Redis. Fragments are grouped in blocks of BLOCK positions, each block's rope cached,
  * so assembling costs a few dozen concatenations, not one per fragment.
  */
-import type { PositionDefinition } from '../domain/catalog.js';
+import { positionHead } from './contest.js';
 import { combineDigests, liquidityDigest } from './digest.js';
 import type { DistributionPoint, Edge, PositionLiquidity, TickEntry } from './types.js';
 
@@ -115,25 +115,12 @@ export function put(patch: TextPatch, kind: Part, i: number, text: string): void
   patch.text.push(text);
 }
 
-/** The catalog fields a Position carries, in its order. */
-const HEAD_FIELDS = ['position_hash', 'contest_id', 'title', 'market_key', 'side_key', 'variable', 'participant_id', 'participant_name', 'participant_image_url'] as const;
-
 /** JSON of a finite or non-finite number (JSON.stringify writes null for NaN and ±Infinity). */
 export const num = (x: number | null): string => (x === null || !Number.isFinite(x) ? 'null' : String(x));
 
 /** A: the catalog fields of a Position, open for C (so the object's `}` comes at the end of E). */
-export function headText(p: Pick<PositionDefinition, (typeof HEAD_FIELDS)[number]>): string {
-  const text = JSON.stringify({
-    position_hash: p.position_hash,
-    contest_id: p.contest_id,
-    title: p.title,
-    market_key: p.market_key,
-    side_key: p.side_key,
-    variable: p.variable,
-    participant_id: p.participant_id,
-    participant_name: p.participant_name,
-    participant_image_url: p.participant_image_url,
-  });
+export function headText(p: Parameters<typeof positionHead>[0]): string {
+  const text = JSON.stringify(positionHead(p));
   return text === '{}' ? '{' : text.slice(0, -1) + ',';
 }
 

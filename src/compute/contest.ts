@@ -293,15 +293,8 @@ export function positionEdges(p: PositionInput, flags: PositionFlags, consensus:
   return edges;
 }
 
-/** One element of the contest liquidity array. */
-export function positionLiquidity(
-  p: PositionInput,
-  consensus: number | null,
-  line: number | null,
-  distribution: DistributionPoint[] | null,
-  edges: Edge[],
-  q: PositionQuotes,
-): PositionLiquidity {
+/** The catalog fields a Position carries, in its order. */
+export function positionHead(p: PositionHeadFields): Pick<PositionLiquidity, keyof PositionHeadFields> {
   return {
     position_hash: p.position_hash,
     contest_id: p.contest_id,
@@ -312,6 +305,22 @@ export function positionLiquidity(
     participant_id: p.participant_id,
     participant_name: p.participant_name,
     participant_image_url: p.participant_image_url,
+  };
+}
+
+type PositionHeadFields = Pick<PositionDefinition, 'position_hash' | 'contest_id' | 'title' | 'market_key' | 'side_key' | 'variable' | 'participant_id' | 'participant_name' | 'participant_image_url'>;
+
+/** One element of the contest liquidity array. */
+export function positionLiquidity(
+  p: PositionInput,
+  consensus: number | null,
+  line: number | null,
+  distribution: DistributionPoint[] | null,
+  edges: Edge[],
+  q: PositionQuotes,
+): PositionLiquidity {
+  return {
+    ...positionHead(p),
     consensus_price: consensus,
     consensus_line: line,
     distribution_prices: distribution,
