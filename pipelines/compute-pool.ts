@@ -135,7 +135,7 @@ export class ComputePool {
         const res = await this.run<LiquidityTask, LiquidityTaskResult>(thread, { kind: 'delta', contestId: id, base, delta: m.inputs.wire(delta) });
         // The mirror is still at the run the thread continued from (another job of the contest may have moved it).
         if (res.kind === 'step' && m.text.run === base) {
-          m.text.apply(unpackPatch(res.patch));
+          this.applyOrDrop(id, () => m.text.apply(unpackPatch(res.patch)));
           m.inputs.apply(delta);
           this.mirrors.set(id, m, now);
           return jobOutput(m.text, unpackFindings(res.findings));
@@ -151,9 +151,19 @@ export class ComputePool {
     }
     if (res.kind === 'miss') throw new Error(`compute thread answered a whole job of contest ${id} with a miss`);
     const fresh: Mirror = { text: new ContestText(), inputs: new InputMirror(job.input), quotes: quoteCount(job) };
-    fresh.text.apply(unpackPatch(res.patch));
+    this.applyOrDrop(id, () => fresh.text.apply(unpackPatch(res.patch)));
     this.mirrors.set(id, fresh, now);
     return jobOutput(fresh.text, unpackFindings(res.findings));
+  }
+
+  /** Applies a patch to a mirror; a mirror a patch failed on is half changed, so it is dropped before the error goes on. */
+  private applyOrDrop(id: string, apply: () => void): void {
+    try {
+      apply();
+    } catch (err) {
+      this.mirrors.delete(id);
+      throw err;
+    }
   }
 
   /** The worker module of the trade-signal tasks (the same threads: piscina picks the module per task). */

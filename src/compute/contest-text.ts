@@ -209,6 +209,9 @@ export class ContestText {
   }
 
   apply(patch: TextPatch): void {
+    // Nothing handed out before stands for these texts, even if the patch fails halfway.
+    this.lastSnapshot = null;
+    this.lastAnswer = null;
     const f = patch.full;
     if (f) {
       const n = f.heads.length;

@@ -12,6 +12,7 @@ import { serializeSignal, type Signal } from '../domain/signals.js';
 import { entryChanged, removalEntry, toChangedEntry } from './changes.js';
 import { computeContest } from './contest.js';
 import { ContestRun, type RunStep } from './contest-run.js';
+import type { InputDelta } from './input-delta.js';
 import { answerDigest, type ContestText } from './contest-text.js';
 import { liquidityDigest } from './digest.js';
 import type { ChangedEntry, ConsensusPoint, LiquidityFindings, LiquidityJobInput, LiquidityJobOutput } from './job-types.js';
@@ -72,7 +73,7 @@ export function liquidityRun(job: LiquidityJobInput, runs: RunCache<ContestRun> 
   const cached = runs?.get(id, now);
   if (cached && cached.holds(job.prevJson)) {
     const delta = cached.delta(job.input);
-    const step = delta && cached.advance(delta);
+    const step = delta && advanceOrDrop(runs!, id, cached, delta);
     if (step) {
       runs!.set(id, cached, now);
       return { run: cached, step, continued: true };
@@ -86,6 +87,16 @@ export function liquidityRun(job: LiquidityJobInput, runs: RunCache<ContestRun> 
   }
   runs?.set(id, started.run, now);
   return { run: started.run, step: started.step, continued: false };
+}
+
+/** The run advanced by `delta`; a run that throws midway is half changed, so it is dropped before the error goes on. */
+export function advanceOrDrop(runs: RunCache<ContestRun>, id: string, run: ContestRun, delta: InputDelta): RunStep | null {
+  try {
+    return run.advance(delta);
+  } catch (err) {
+    runs.delete(id);
+    throw err;
+  }
 }
 
 /**

@@ -14,7 +14,7 @@
  */
 import type { RunCacheLimits } from './run-cache.js';
 import { jsonFaithful, unwire, type WireDelta } from './input-delta.js';
-import { liquidityRun, threadRuns } from './job.js';
+import { advanceOrDrop, liquidityRun, threadRuns } from './job.js';
 import type { LiquidityFindings, LiquidityJobInput, LiquidityJobOutput } from './job-types.js';
 import { packPatch, type WirePatch } from './contest-text.js';
 
@@ -52,7 +52,7 @@ export function runLiquidityTask(task: LiquidityTask): LiquidityTaskResult {
     const run = runs.get(task.contestId, now);
     if (run === undefined || run.runId !== task.base) return { kind: 'miss' };
     const delta = unwire(task.delta, (i) => run.quotesOf(i));
-    const step = delta && run.advance(delta);
+    const step = delta && advanceOrDrop(runs, task.contestId, run, delta);
     if (step === null) {
       runs.delete(task.contestId);
       return { kind: 'miss' };

@@ -288,6 +288,20 @@ describe('when the thread’s run is not the stored snapshot, the job computes f
     expect(runLiquidityJob({ input: input(NOW_MS + 4), prevJson: out.snapshotJson }, runs).refreshRequired).toBe(false);
   });
 
+  it('a run that throws midway (a quote no rule can judge) is dropped, not continued from half changed', () => {
+    const runs = fresh();
+    const first = runLiquidityJob({ input: input(NOW_MS), prevJson: null }, runs);
+    const bad = input(NOW_MS + 2, 0.46);
+    const q = bad.positions[0]!.quotes[0]!;
+    const broken = { ...bad, positions: bad.positions.map((p, n) => (n ? p : { ...p, quotes: [{ ...q, source: 'carrier pigeon' as never, stale_after_ms: undefined }, ...p.quotes.slice(1)] })) };
+    expect(() => runLiquidityJob({ input: broken, prevJson: first.snapshotJson }, runs)).toThrow();
+    expect(runs.size).toBe(0);
+    const next = { input: input(NOW_MS + 4, 0.47), prevJson: first.snapshotJson };
+    const r = liquidityRun(next, runs);
+    expect('run' in r && r.continued).toBe(false);
+    if ('run' in r) expectSameOutput(jobOutput(r.run.text!, r.step.findings), runFromScratch(next.input, parseSnapshot(first.snapshotJson, 'ct1')));
+  });
+
   it('an input a run refuses (a liquidity hash on two positions) is computed from scratch, and nothing is kept', () => {
     const runs = fresh();
     const i = input(NOW_MS);
