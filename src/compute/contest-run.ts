@@ -137,6 +137,10 @@ export class ContestRun {
   /** The oldest time among the samples before the newest, and whether the last run found a price move. */
   private readonly samplesFrom: Float64Array;
   private readonly moved: Uint8Array;
+  /** Positions with one sample (their next takes a second: not quiet). */
+  private readonly fewSamples: Uint8Array;
+  /** The last run's clock: the time of every position's newest sample (see the samples pass in step). */
+  private lastNow = Number.NaN;
   /** Digests of the answer's fragments: A, C, D (its side's, or null's), E per position. */
   private readonly parts: Float64Array;
 
@@ -223,6 +227,7 @@ export class ContestRun {
     this.samplesHeadOf = new Array<ConsensusSample[]>(n).fill([]);
     this.samplesFrom = new Float64Array(n).fill(Number.POSITIVE_INFINITY);
     this.moved = new Uint8Array(n);
+    this.fewSamples = new Uint8Array(n);
     this.parts = new Float64Array(4 * n);
     this.sideLine = new Array<number | null>(this.sides.length).fill(null);
     this.sideText = new Array<string>(this.sides.length).fill('');
@@ -321,9 +326,7 @@ export class ContestRun {
    * per quote (flags, entries, partner_liquidities and their JSON) and per position.
    */
   size(): number {
-    let quotes = 0;
-    for (const p of this.positions) quotes += p.quotes.length;
-    return 2 * this.textChars + 1_500 * quotes + 1_000 * this.n;
+    return 2 * this.textChars + 1_500 * this.owner.size + 1_000 * this.n;
   }
 
   /** Unique position hashes and liquidity hashes, all of them plain keys; fills `owner`. */
@@ -506,7 +509,9 @@ export class ContestRun {
     const ctx = { contest: this.arbContest, nowIso, detectedBefore: before.arbs };
     let arbsMoved = full;
     for (let k = 0; k < this.pairs.length; k++) {
-      const [a, b] = this.groups[this.pairs[k]!]! as [number, number];
+      const members = this.groups[this.pairs[k]!]!;
+      const a = members[0]!;
+      const b = members[1]!;
       if (!full && !dirty[a] && !dirty[b]) continue;
       const arb = groupArbitrage(arbitrageSide(positions[a]!, this.flags[a]!), arbitrageSide(positions[b]!, this.flags[b]!), ctx);
       const text = arb === null ? '' : JSON.stringify(arb);
@@ -542,12 +547,25 @@ export class ContestRun {
     const arbitrageCount = this.detectedCount();
 
     // Samples and price moves of every position with a consensus, then the arbitrage signals.
+    // Every run takes a sample of every such position, so the newest sample of each is the last
+    // run's (kept implicit: lastNow). When this run is within the sample spacing of the last and no
+    // sample leaves the window, a position whose consensus and venues stayed as they were only has
+    // that newest sample's time move to now (sampleInPlace below, which holds for all of them at
+    // once then), and has no price move unless it had one: those positions are not visited.
     const found: SignalText[] = [];
     const moves: Record<string, string> = {};
+    let from = Number.POSITIVE_INFINITY;
+    for (let i = 0; i < n; i++) if (this.samplesFrom[i]! < from) from = this.samplesFrom[i]!;
+    const quiet = !full && nowMs >= this.lastNow && nowMs - this.lastNow < SAMPLE_SPACING_MS && from >= nowMs - PRICE_MOVE_WINDOW_MS;
     for (let i = 0; i < n; i++) {
+      if (quiet && !dirty[i] && !consensusMoved[i] && !this.moved[i] && !this.fewSamples[i]) continue;
       const c = this.consensus[i] ?? null;
+      const kept = this.samples[i];
+      if (kept !== undefined) kept[kept.length - 1]![0] = this.lastNow;
       if (c === null) {
         this.samples[i] = undefined;
+        this.samplesFrom[i] = Number.POSITIVE_INFINITY;
+        this.fewSamples[i] = 0;
         this.moved[i] = 0;
         this.sampleText(patch, i, '', '');
         continue;
@@ -563,6 +581,7 @@ export class ContestRun {
       } else {
         const taken = takeSample(before.samples(i), [nowMs, c, live.venues]);
         this.samples[i] = taken;
+        this.fewSamples[i] = taken.length < 2 ? 1 : 0;
         this.sampleText(patch, i, this.samplesHeadText(i, taken), newest);
       }
       const move = priceMoveSignal({ def: positions[i]!, consensus: c, venues: live.venues, available: live.available, venueList: live.venueList }, this.samples[i]!, this.facts, nowMs, before.moves);
@@ -572,6 +591,7 @@ export class ContestRun {
         moves[move.dedupe_key] = move.detected_at;
       }
     }
+    this.lastNow = nowMs;
     for (const t of this.arbSignals) if (t !== null) found.push(t);
     const bare = found.map((t) => t.bare);
     if (full || !sameStrings(bare, this.signalTexts)) {
@@ -586,7 +606,10 @@ export class ContestRun {
     this.moves = moves;
 
     const outliers: string[] = [];
-    for (let i = 0; i < n; i++) for (const h of this.outliers[i]!) outliers.push(h);
+    for (let i = 0; i < n; i++) {
+      const o = this.outliers[i]!;
+      for (let k = 0; k < o.length; k++) outliers.push(o[k]!);
+    }
 
     patch.digests = `,"answer_digest":${answerDigest},"arbitrages_digest":${this.arbitragesDigest}`;
     patch.tail = `,"moves":${JSON.stringify(moves)},"signals_digest":${this.signalsDigest}` + (schedule.refreshMs === undefined ? '}' : `,"signals_refresh_ms":${num(schedule.refreshMs)}}`);
