@@ -38,6 +38,8 @@ export interface Config {
   historyIncludeSynthetic: boolean;
   /** How long the hot state of a closed (final or cancelled) contest stays in Redis, seconds. */
   hotRetentionSeconds: number;
+  /** FLOW_COMPUTE_CACHE_MB: the bound of each cache of contest runs the compute role keeps (per compute thread, and the mirrors and inline runs of its main thread). */
+  computeCacheMb: number;
   /**
    * Event-log retention per contest (docs/stream.md, "Retention"): at least minEvents events or
    * minAgeSeconds, whichever holds more, never more than maxEvents.
@@ -248,6 +250,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, secrets: Secret
     historyRetentionDays: int(env, 'FLOW_HISTORY_RETENTION_DAYS', 0),
     historyIncludeSynthetic: bool(env, 'FLOW_HISTORY_INCLUDE_SYNTHETIC', false),
     hotRetentionSeconds: int(env, 'FLOW_HOT_RETENTION_SECONDS', 3600, 1, 30 * 86_400),
+    computeCacheMb: int(env, 'FLOW_COMPUTE_CACHE_MB', 64, 1, 4096),
     eventLog: eventLogConfig(env),
     execute: executeConfig(env),
     kitWatermarkSecret: secret('kitWatermarkSecret'),

@@ -13,6 +13,7 @@
  * seed gives the same contest and the same changes, so two runs (direct and through the pool)
  * compute exactly the same jobs.
  */
+import { positionInput } from '../../src/compute/contest.js';
 import type { ContestInput, PositionInput, VenueQuote } from '../../src/compute/types.js';
 import type { PositionDefinition } from '../../src/domain/catalog.js';
 import { liquidityHash, positionHash } from '../../src/domain/hashes.js';
@@ -129,7 +130,7 @@ export class ContestChanges {
 
   /** The contest as the processor hands it to compute now. */
   input(): ContestInput {
-    const positions: PositionInput[] = this.definitions.map((d, i) => ({ ...d, quotes: this.quotes[i]! }));
+    const positions: PositionInput[] = this.definitions.map((d, i) => positionInput(d, this.quotes[i]!));
     return { contest_id: this.contestId, positions, now_ms: this.now, label: 'Bench Away @ Bench Home', league_id: 'bench_league' };
   }
 

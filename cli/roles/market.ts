@@ -6,6 +6,8 @@
 import { Counter } from 'prom-client';
 import { scrapedCounter } from '../../src/metrics.js';
 import { ComputePool } from '../../pipelines/compute-pool.js';
+import { threadRuns } from '../../src/compute/job.js';
+import { DEFAULT_RUN_CACHE_LIMITS } from '../../src/compute/run-cache.js';
 import { Ingester } from '../../pipelines/ingest/ingester.js';
 import { HistoryWriterThread, type WriterThreadData } from '../../pipelines/history/writer-thread.js';
 import { LiquidityProcessor } from '../../pipelines/processors/liquidity.js';
@@ -212,7 +214,10 @@ export async function startCompute(rt: Runtime, opts: ComputeOptions = {}): Prom
       { clickhouse: rt.clickhouse(), log: rt.log.child({ component: 'history' }), metrics: rt.metrics },
     );
   }
-  const compute = new ComputePool(opts.threads ?? 1);
+  // Each cache of contest runs (every compute thread's, the mirrors and the inline runs here) within FLOW_COMPUTE_CACHE_MB.
+  const runCache = { ...DEFAULT_RUN_CACHE_LIMITS, maxBytes: rt.config.computeCacheMb * 2 ** 20 };
+  threadRuns.limit(runCache);
+  const compute = new ComputePool(opts.threads ?? 1, { runs: runCache, mirrors: runCache });
   const processor = new LiquidityProcessor({
     redisUrl: rt.config.redisUrl,
     ks: rt.ks,

@@ -10,6 +10,7 @@
 import { Worker } from 'bullmq';
 import type { VenueQuote, PositionInput } from '../../src/compute/types.js';
 import type { LiquidityJobOutput } from '../../src/compute/job.js';
+import { positionInput } from '../../src/compute/contest.js';
 import { ARBITRAGE_TTL_MS } from '../../src/domain/arbitrage.js';
 import { chunk, liquidityUpdateEvents } from '../../src/domain/stream.js';
 import type { Logger } from '../../src/log.js';
@@ -159,7 +160,7 @@ export class LiquidityProcessor {
         stale_after_ms: q.stale_after_ms,
       });
     }
-    const positions: PositionInput[] = meta.positions.map((p) => ({ ...p, quotes: byPosition.get(p.position_hash) ?? [] }));
+    const positions: PositionInput[] = meta.positions.map((p) => positionInput(p, byPosition.get(p.position_hash) ?? []));
     const out = await this.d.compute.liquidity({ input: { contest_id: contestId, positions, now_ms: now, label: meta.label, league_id: meta.leagueId }, prevJson: state.snapshot });
     const events = streamEvents(contestId, meta.leagueId, out, now);
     failpoint('compute.before-store');

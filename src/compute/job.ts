@@ -1,58 +1,29 @@
 /**
- * One liquidity job as the worker thread runs it: compute the contest, then do the serialization and
- * diffing on the worker too, so the pipeline thread only moves strings to Redis and the bus.
+ * One liquidity job: compute the contest against its stored snapshot, and do the serialization and
+ * diffing where it computes, so the pipeline thread only moves strings to Redis and the bus.
+ *
+ * A thread keeps the last run of each contest it computed (RunCache of ContestRun): when the stored
+ * snapshot is that run's own text, the job continues from the run in memory and recomputes only what
+ * the change touches (contest-run.ts). Otherwise (a cold thread, an evicted run, a snapshot another
+ * worker wrote) it parses the snapshot and computes the contest from scratch. Both give the same
+ * output (test/unit/compute/contest-run.test.ts); the stored snapshot stays the source of truth.
  */
-import type { LiquidityChangedEntry } from '../domain/stream.js';
+import { serializeSignal, type Signal } from '../domain/signals.js';
+import { entryChanged, removalEntry, toChangedEntry } from './changes.js';
 import { computeContest } from './contest.js';
+import { ContestRun, type RunStep } from './contest-run.js';
+import type { InputDelta } from './input-delta.js';
+import { answerDigest, type ContestText } from './contest-text.js';
 import { liquidityDigest } from './digest.js';
+import type { ChangedEntry, ConsensusPoint, LiquidityFindings, LiquidityJobInput, LiquidityJobOutput } from './job-types.js';
+import { arbitrageSignal, liveQuotes, priceMoveSignal, signalSchedule, signalsDigest, takeSample, withoutExpiry, type ConsensusSample } from './market-signals.js';
+import { DEFAULT_RUN_CACHE_LIMITS, RunCache } from './run-cache.js';
+import { newRunId, parseSnapshot, type StoredSnapshot } from './snapshot.js';
+import type { ContestInput, ContestResult, ContestSnapshot } from './types.js';
 import type { PositionDefinition } from '../domain/catalog.js';
-import { serializeSignal, type SerializedSignal, type Signal } from '../domain/signals.js';
-import { arbitrageSignal, priceMoveSignal, REFRESH_BEFORE_EXPIRY_MS, takeSample, type ConsensusSample } from './market-signals.js';
-import { isActionable } from './quotes.js';
-import type { ContestInput, ContestResult, ContestSnapshot, TickEntry } from './types.js';
 
-export interface LiquidityJobInput {
-  input: ContestInput;
-  /** The previous snapshot as stored (JSON), or null on the first computation. */
-  prevJson: string | null;
-}
+export type { ChangedEntry, ConsensusPoint, LiquidityFindings, LiquidityJobInput, LiquidityJobOutput } from './job-types.js';
 
-/** A changed_entries item of liquidity.update. */
-export type ChangedEntry = LiquidityChangedEntry;
-
-export interface ConsensusPoint {
-  position_hash: string;
-  price: number;
-}
-
-export interface LiquidityJobOutput {
-  positionsJson: string;
-  snapshotJson: string;
-  depth: [string, string][];
-  ticks: TickEntry[];
-  /** What liquidity.update carries: every quote whose price, size or is_stale changed since the
-   *  previous snapshot (incl. removals at 0). */
-  changed: ChangedEntry[];
-  /** The REST liquidity answer changed but no entry carries it (e.g. only a consensus moved): the
-   *  liquidity.update to send has no entries and refresh_required true. Never true with `changed`
-   *  non-empty. See liquidityUpdateEvents in src/domain/stream.ts. */
-  refreshRequired: boolean;
-  /** Consensus prices that changed (history points). */
-  consensus: ConsensusPoint[];
-  /** Liquidity hashes flagged as outliers now (ingest marks their next ticks in history with it). */
-  outliers: string[];
-  positions: number;
-  /** The contest's arbitrages now (Arbitrage[] as JSON): stored on every run, so the set lives 120 s past the last change. */
-  arbitragesJson: string;
-  /** Whether the set differs from the previous run's (arbitrage.update is sent only then). */
-  arbitragesChanged: boolean;
-  /** The contest's arbitrage and price_move signals now, serialized here (src/compute/market-signals.ts). */
-  signals: SerializedSignal[];
-  /** Whether they must be written now: they changed, or the oldest comes within a minute of its expiry. */
-  signalsDue: boolean;
-}
-
-/** The quote changes between two snapshots: price history rows and stream entries. */
 /**
  * Compares two snapshots quote by quote: the changed_entries items of every quote whose price,
  * available or is_stale differ; a vanished (or newly withheld) quote reads available 0 at its last
@@ -64,50 +35,77 @@ export function quoteChanges(prev: ContestSnapshot | undefined, next: ContestSna
   const before = prev?.quotes ?? {};
   for (const h in next.quotes) {
     const q = next.quotes[h]!;
-    const p = Object.hasOwn(before, h) ? before[h] : undefined;
-    if (!p || p.price !== q.price || p.available !== q.available || (p.is_stale ?? false) !== q.is_stale) changed.push(toChangedEntry(q));
+    if (entryChanged(Object.hasOwn(before, h) ? before[h] : undefined, q)) changed.push(toChangedEntry(q));
   }
   for (const h in before) {
-    if (!Object.hasOwn(next.quotes, h)) {
-      const p = before[h]!;
-      if (p.available !== 0) {
-        changed.push(toChangedEntry({ ...p, available: 0, actionable: false, as_of: nowIso, is_stale: false }));
-      }
-    }
+    if (Object.hasOwn(next.quotes, h)) continue;
+    const entry = removalEntry(before[h]!, nowIso);
+    if (entry) changed.push(entry);
   }
   return changed;
 }
 
-const toChangedEntry = (t: TickEntry): ChangedEntry => ({
-  liquidity_hash: t.liquidity_hash,
-  partner_id: t.partner_id,
-  price: t.price,
-  available: t.available,
-  as_of: t.as_of,
-  is_stale: t.is_stale,
-});
+/** The runs this thread keeps (one per contest it computed lately). */
+export const threadRuns = new RunCache<ContestRun>(DEFAULT_RUN_CACHE_LIMITS, (r) => r.size());
 
-/** What the hot state keeps between runs, beyond the tick-rule snapshot. */
-interface StoredSnapshot extends ContestSnapshot {
-  consensus?: Record<string, number | null>;
-  /** liquidityDigest of the last positionsJson; absent in snapshots older than it. */
-  positions_digest?: number;
-  /** liquidityDigest of the last arbitragesJson; absent in snapshots older than it. */
-  arbitrages_digest?: number;
-  /** Consensus samples of the last 5 minutes per position (price_move). */
-  samples?: Record<string, ConsensusSample[]>;
-  /** detected_at of each price_move found by this run, by dedupe_key (kept while it goes on). */
-  moves?: Record<string, string>;
-  /** Digest of the signals last written (their expiry aside), and when they must be written again. */
-  signals_digest?: number;
-  signals_refresh_ms?: number;
+/** A job's run: the contest's run and its step, or (for an input a run refuses) the whole output. */
+export type LiquidityRun = { run: ContestRun; step: RunStep; continued: boolean } | { output: LiquidityJobOutput };
+
+/**
+ * Computes one contest against its stored snapshot (ignored when it is another contest's),
+ * continuing from this thread's run of it when the snapshot is that run's; `runs` null computes
+ * from scratch and keeps nothing.
+ */
+export function runLiquidityJob(job: LiquidityJobInput, runs: RunCache<ContestRun> | null = threadRuns): LiquidityJobOutput {
+  const r = liquidityRun(job, runs);
+  return 'output' in r ? r.output : jobOutput(r.run.text!, r.step.findings);
 }
 
-/** Computes one contest against its stored snapshot (ignored when it is another contest's). */
-export function runLiquidityJob(job: LiquidityJobInput): LiquidityJobOutput {
-  const last = job.prevJson ? (JSON.parse(job.prevJson) as StoredSnapshot) : undefined;
-  const prev = last && last.contest_id === job.input.contest_id ? last : undefined;
-  const result = computeContest(job.input, prev);
+/** The job output of a run's findings with its texts (assembled from the fragments). */
+export function jobOutput(text: ContestText, findings: LiquidityFindings): LiquidityJobOutput {
+  return { ...findings, positionsJson: text.answerJson(), snapshotJson: text.snapshotJson(), depth: text.depth(), arbitragesJson: text.arbitrages };
+}
+
+/** The run of a job; `keepText` false on a compute thread, whose texts the calling thread assembles (ContestRun.text). */
+export function liquidityRun(job: LiquidityJobInput, runs: RunCache<ContestRun> | null, keepText = true): LiquidityRun {
+  const id = job.input.contest_id;
+  const now = job.input.now_ms;
+  const cached = runs?.get(id, now);
+  if (cached && cached.holds(job.prevJson)) {
+    const delta = cached.delta(job.input);
+    const step = delta && advanceOrDrop(runs!, id, cached, delta);
+    if (step) {
+      runs!.set(id, cached, now);
+      return { run: cached, step, continued: true };
+    }
+  }
+  const prev = parseSnapshot(job.prevJson, id);
+  const started = ContestRun.start(job.input, prev, keepText);
+  if (started === null) {
+    runs?.delete(id);
+    return { output: runFromScratch(job.input, prev) };
+  }
+  runs?.set(id, started.run, now);
+  return { run: started.run, step: started.step, continued: false };
+}
+
+/** The run advanced by `delta`; a run that throws midway is half changed, so it is dropped before the error goes on. */
+export function advanceOrDrop(runs: RunCache<ContestRun>, id: string, run: ContestRun, delta: InputDelta): RunStep | null {
+  try {
+    return run.advance(delta);
+  } catch (err) {
+    runs.delete(id);
+    throw err;
+  }
+}
+
+/**
+ * The whole computation in one go, on whole objects: computeContest, then the signals, then every
+ * text serialized. The reference the incremental run is tested against, and the path of inputs it
+ * refuses (a liquidity or position hash twice).
+ */
+export function runFromScratch(input: ContestInput, prev: StoredSnapshot | undefined): LiquidityJobOutput {
+  const result = computeContest(input, prev);
   const consensusNow: Record<string, number | null> = {};
   const consensus: ConsensusPoint[] = [];
   for (const p of result.positions) {
@@ -117,23 +115,24 @@ export function runLiquidityJob(job: LiquidityJobInput): LiquidityJobOutput {
     }
   }
   const positionsJson = JSON.stringify(result.positions);
-  const digest = liquidityDigest(positionsJson);
+  const digest = answerDigest(result.positions);
   const arbitragesJson = JSON.stringify(result.arbitrages);
   const arbDigest = liquidityDigest(arbitragesJson);
-  const sig = liquiditySignals(job.input, result, prev);
+  const sig = liquiditySignals(input, result, prev);
   const stored: StoredSnapshot = {
+    run: newRunId(),
     ...result.snapshot,
     consensus: consensusNow,
-    positions_digest: digest,
+    answer_digest: digest,
     arbitrages_digest: arbDigest,
     samples: sig.samples,
     moves: sig.moves,
     signals_digest: sig.digest,
     signals_refresh_ms: sig.refreshMs,
   };
-  const changes = quoteChanges(prev, result.snapshot, new Date(job.input.now_ms).toISOString());
+  const changes = quoteChanges(prev, result.snapshot, new Date(input.now_ms).toISOString());
   // A first computation (or one after a snapshot without a digest) counts as a changed answer.
-  const answerChanged = prev?.positions_digest !== digest;
+  const answerChanged = prev?.answer_digest !== digest;
   return {
     positionsJson,
     snapshotJson: JSON.stringify(stored),
@@ -157,8 +156,7 @@ export function runLiquidityJob(job: LiquidityJobInput): LiquidityJobOutput {
 /**
  * The contest's liquidity signals (arbitrage, price_move) and what the snapshot keeps for the next
  * run. They are written when they changed (expiry aside) or when the soonest to expire has less
- * than a minute left, so a signal that holds never lapses and an unchanged set is not rewritten on
- * every liquidity change.
+ * than a minute left (signalSchedule).
  */
 function liquiditySignals(input: ContestInput, result: ContestResult, prev: StoredSnapshot | undefined) {
   const now = input.now_ms;
@@ -170,12 +168,10 @@ function liquiditySignals(input: ContestInput, result: ContestResult, prev: Stor
   for (const p of result.positions) {
     const def = defs.get(p.position_hash);
     if (!def || p.consensus_price === null) continue;
-    const live = p.partner_liquidities.filter((q) => isActionable(q.price, q.available, q.is_stale));
-    const available = live.reduce((s, q) => s + q.available, 0);
-    const taken = takeSample(prev?.samples?.[p.position_hash] ?? [], [now, p.consensus_price, live.length]);
+    const live = liveQuotes(p.partner_liquidities);
+    const taken = takeSample(prev?.samples?.[p.position_hash] ?? [], [now, p.consensus_price, live.venues]);
     samples[p.position_hash] = taken;
-    const venueList = live.map((q) => ({ partner_id: q.partner_id, partner_name: q.partner_name }));
-    const move = priceMoveSignal({ def, consensus: p.consensus_price, venues: live.length, available, venueList }, taken, facts, now, prev?.moves ?? {});
+    const move = priceMoveSignal({ def, consensus: p.consensus_price, ...live }, taken, facts, now, prev?.moves ?? {});
     if (move) {
       signals.push(move);
       moves[move.dedupe_key] = move.detected_at;
@@ -186,11 +182,8 @@ function liquiditySignals(input: ContestInput, result: ContestResult, prev: Stor
     if (s) signals.push(s);
   }
   const serialized = signals.map(serializeSignal);
-  // What the signals say, their expiry aside: a rewrite only for its expiry is the refresh's business.
-  const digest = liquidityDigest(JSON.stringify(signals.map((s) => ({ ...s, expires_at: '' }))));
+  const digest = signalsDigest(signals.map(withoutExpiry));
   const soonest = serialized.reduce((m, s) => Math.min(m, s.expires_ms), Number.POSITIVE_INFINITY);
-  const due = digest !== prev?.signals_digest || (prev?.signals_refresh_ms !== undefined && now >= prev.signals_refresh_ms);
-  // When written now, the next refresh falls a minute before the soonest expiry; otherwise the one planned stands.
-  const refreshMs = due ? (Number.isFinite(soonest) ? soonest - REFRESH_BEFORE_EXPIRY_MS : undefined) : prev?.signals_refresh_ms;
-  return { signals: serialized, due, digest, refreshMs, samples, moves };
+  const { due, refreshMs } = signalSchedule(digest, soonest, now, prev);
+  return { signals: due ? serialized : [], due, digest, refreshMs, samples, moves };
 }

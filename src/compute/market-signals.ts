@@ -6,8 +6,11 @@
  */
 import type { Arbitrage } from '../domain/arbitrage.js';
 import type { PositionDefinition } from '../domain/catalog.js';
-import { CALIBRATION_VERSION, scaled, signalId, signalPosition, SIGNAL_DEFINITION, type Confidence, type Signal, type SignalVenue } from '../domain/signals.js';
+import { CALIBRATION_VERSION, scaled, signalId, signalPosition, SIGNAL_DEFINITION, type Confidence, type SerializedSignal, type Signal, type SignalVenue } from '../domain/signals.js';
+import type { PartnerLiquidity } from '../domain/stream.js';
+import { liquidityDigest } from './digest.js';
 import { round6 } from './precision.js';
+import { isActionable } from './quotes.js';
 
 /** price_move: the smallest consensus move published, and the window it is measured over. */
 export const PRICE_MOVE_MIN = 0.05;
@@ -146,4 +149,80 @@ export function priceMoveSignal(p: PositionNow, samples: readonly ConsensusSampl
       total_available_usd: round6(p.available),
     },
   };
+}
+
+/** What a position's live quotes (actionable: tradable, USD 1 behind them, fresh) tell the signals. */
+export interface LiveQuotes {
+  venues: number;
+  /** USD at their best prices. */
+  available: number;
+  venueList: SignalVenue[];
+}
+
+export function liveQuotes(liquidities: readonly PartnerLiquidity[]): LiveQuotes {
+  const live = liquidities.filter((q) => isActionable(q.price, q.available, q.is_stale));
+  return {
+    venues: live.length,
+    available: live.reduce((s, q) => s + q.available, 0),
+    venueList: live.map((q) => ({ partner_id: q.partner_id, partner_name: q.partner_name })),
+  };
+}
+
+/** The JSON of a signal with its expiry left out (`"expires_at":""`): what the signals digest reads. */
+export const withoutExpiry = (s: Signal): string => JSON.stringify({ ...s, expires_at: '' });
+
+/** Digest of a contest's signals, their expiry aside (each given as withoutExpiry's text, in order). */
+export const signalsDigest = (texts: readonly string[]): number => liquidityDigest(`[${texts.join(',')}]`);
+
+const EXPIRY_MEMBER = '"expires_at":""';
+
+/**
+ * A signal's JSON split where its expiry goes, so a run that finds it again writes it with a new
+ * expiry by joining strings instead of serializing it again. Inside a JSON string every `"` is
+ * escaped, so the first `"expires_at":""` is the member itself (the position block before it has
+ * no such key).
+ */
+export class SignalText {
+  readonly dedupe_key: string;
+  readonly signal_type: Signal['signal_type'];
+  /** withoutExpiry's text. */
+  readonly bare: string;
+  private readonly before: string;
+  private readonly after: string;
+  /** Its life from the run that found it (its expiry is that much after each run that finds it again). */
+  private readonly lifeMs: number;
+
+  /** `s` as found by the run at `nowMs`. */
+  constructor(s: Signal, nowMs: number) {
+    this.lifeMs = Date.parse(s.expires_at) - nowMs;
+    this.dedupe_key = s.dedupe_key;
+    this.signal_type = s.signal_type;
+    this.bare = withoutExpiry(s);
+    const at = this.bare.indexOf(EXPIRY_MEMBER);
+    if (at === -1) throw new Error(`signal ${s.dedupe_key} has no expires_at member`);
+    this.before = this.bare.slice(0, at + EXPIRY_MEMBER.length - 1);
+    this.after = this.bare.slice(at + EXPIRY_MEMBER.length - 1);
+  }
+
+  /** When the signal expires as found again by the run at `nowMs`. */
+  expiresMs(nowMs: number): number {
+    return Date.parse(iso(nowMs + this.lifeMs));
+  }
+
+  /** serializeSignal's answer for the signal as found again by the run at `nowMs`. */
+  serialized(nowMs: number): SerializedSignal {
+    const at = iso(nowMs + this.lifeMs);
+    return { dedupe_key: this.dedupe_key, signal_type: this.signal_type, expires_ms: Date.parse(at), json: this.before + at + this.after };
+  }
+}
+
+/**
+ * When the signals are written: now when they changed (expiry aside) or the planned refresh came,
+ * and the next refresh a minute before the soonest expiry; otherwise the plan stands. So a signal
+ * that holds never lapses and an unchanged set is not rewritten on every liquidity change.
+ */
+export function signalSchedule(digest: number, soonestMs: number, nowMs: number, prev: { signals_digest?: number; signals_refresh_ms?: number } | undefined): { due: boolean; refreshMs: number | undefined } {
+  const due = digest !== prev?.signals_digest || (prev?.signals_refresh_ms !== undefined && nowMs >= prev.signals_refresh_ms);
+  const refreshMs = due ? (Number.isFinite(soonestMs) ? soonestMs - REFRESH_BEFORE_EXPIRY_MS : undefined) : prev?.signals_refresh_ms;
+  return { due, refreshMs };
 }

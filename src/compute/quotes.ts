@@ -58,6 +58,29 @@ export function isStaleAt(quote: VenueQuote, cutoffs: StaleCutoffs): boolean {
   return seen === seen && seen < cutoff.ms;
 }
 
+/**
+ * The instant after which isStaleAt holds for `quote` under `policy`: stale at clock `now` exactly
+ * when now > staleInstant (−∞: flagged by ingest; +∞: never by age). NaN when that cannot be told
+ * without the clock (an as_of that only looks canonical, a stale_after_ms that is not a number):
+ * ask isStaleAt then. Lets a run that keeps a contest between changes find the quotes the clock
+ * turned stale by comparing numbers instead of reading every quote again.
+ */
+export function staleInstant(quote: VenueQuote, policy: QuoteAgePolicy): number {
+  if (quote.stale === true) return Number.NEGATIVE_INFINITY;
+  const staleAfter = quote.stale_after_ms;
+  if (staleAfter !== undefined) return typeof staleAfter === 'number' && !Number.isNaN(staleAfter) ? staleAfter : Number.NaN;
+  const asOf = quote.as_of;
+  const age = policy[quote.source];
+  if (typeof asOf !== 'string' || !Number.isInteger(age)) return Number.NaN;
+  const seen = Date.parse(asOf);
+  const canonical = asOf.length === CANONICAL_ISO_LENGTH && asOf.charCodeAt(23) === 90; /* Z */
+  if (seen !== seen) return canonical ? Number.NaN : Number.POSITIVE_INFINITY;
+  // isStaleAt compares canonical strings as text: the same as comparing their instants when the
+  // text is the instant's own (Date.parse also reads 2026-02-30 as March 2nd; text order does not).
+  if (canonical && new Date(seen).toISOString() !== asOf) return Number.NaN;
+  return seen + age;
+}
+
 /** isStaleAt with the cutoffs computed for this one call. */
 export function isStale(quote: VenueQuote, nowMs: number, policy: QuoteAgePolicy): boolean {
   return isStaleAt(quote, staleCutoffs(nowMs, policy));

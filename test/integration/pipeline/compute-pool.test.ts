@@ -1,15 +1,21 @@
 /**
  * The compute pool runs a small job on the calling thread and a large one on its worker thread;
  * both give the same answer (the worker is the real piscina thread, loaded through its bootstrap).
+ * A contest's later jobs cross to its thread as deltas, and every way the thread's run or this
+ * side's mirror can fail to match the stored snapshot falls back to the whole job, with the same
+ * answer as the computation from scratch.
  */
 import { afterAll, describe, expect, it } from 'vitest';
+import { ContestChanges } from '../../../bench/support/contest-changes.js';
 import { ComputePool, INLINE_GAP_MS, INLINE_MAX_QUOTES } from '../../../pipelines/compute-pool.js';
-import { runLiquidityJob, type LiquidityJobInput } from '../../../src/compute/job.js';
+import { runFromScratch, runLiquidityJob, type LiquidityJobInput, type LiquidityJobOutput } from '../../../src/compute/job.js';
+import { parseSnapshot } from '../../../src/compute/snapshot.js';
+import type { ContestInput } from '../../../src/compute/types.js';
 import { NOW_MS, position, quote } from '../../unit/compute/helpers.js';
 
 /** The pool's clock, moved by the tests only: the burst rule is about time between jobs, not this machine's speed. */
 let clock = 0;
-const pool = new ComputePool(1, () => clock);
+const pool = new ComputePool(1, { now: () => clock });
 afterAll(() => pool.close());
 
 /** A contest of `n` two-way markets, each side quoted by three venues. */
@@ -50,5 +56,114 @@ describe('ComputePool', () => {
     clock += INLINE_GAP_MS - 1;
     await pool.liquidity(small);
     expect([pool.inlineRuns - before[0]!, pool.pooledRuns - before[1]!]).toEqual([2, 3]);
+  });
+});
+
+/** The snapshot without its run id (each run's own). */
+const withoutRun = (json: string) => json.replace(/^\{"run":"[^"]*",/, '{');
+
+/** The output computed from scratch against the same stored snapshot (what any path must give). */
+function reference(input: ContestInput, prevJson: string | null): LiquidityJobOutput {
+  return runFromScratch(input, parseSnapshot(prevJson, input.contest_id));
+}
+
+function expectSame(got: LiquidityJobOutput, want: LiquidityJobOutput): void {
+  expect(withoutRun(got.snapshotJson)).toBe(withoutRun(want.snapshotJson));
+  expect(got.positionsJson).toBe(want.positionsJson);
+  const { snapshotJson: _a, positionsJson: _b, ...rest } = got;
+  const { snapshotJson: _c, positionsJson: _d, ...restWant } = want;
+  expect(rest).toEqual(restWant);
+}
+
+describe('ComputePool: deltas and their fallbacks (contests of 1,000 quotes)', () => {
+  it('sends a contest’s later changes as deltas, each contest to its own thread, with the answers computed from scratch', async () => {
+    const two = new ComputePool(2);
+    try {
+      const chains = [0, 1, 2].map((i) => ({ changes: new ContestChanges({ seed: 7 + i, contestId: `ct_pool_${i}` }), prev: null as string | null }));
+      for (let k = 0; k < 12; k++) {
+        await Promise.all(
+          chains.map(async (c) => {
+            const input = k ? c.changes.next() : c.changes.input();
+            const out = await two.liquidity({ input, prevJson: c.prev });
+            expectSame(out, reference(input, c.prev));
+            c.prev = out.snapshotJson;
+          }),
+        );
+      }
+      expect([two.fullRuns, two.deltaRuns, two.deltaMisses]).toEqual([3, 33, 0]);
+      // A copy of the stored snapshot (as read back from Redis) is known as well as the string itself.
+      const c = chains[0]!;
+      const input = c.changes.next();
+      const copy = JSON.parse(JSON.stringify([c.prev]))[0] as string;
+      expectSame(await two.liquidity({ input, prevJson: copy }), reference(input, copy));
+      expect(two.deltaRuns).toBe(34);
+    } finally {
+      await two.close();
+    }
+  });
+
+  it('an older snapshot, or another writer’s: the job crosses whole and is computed from that snapshot', async () => {
+    const p = new ComputePool(1);
+    try {
+      const changes = new ContestChanges({ seed: 21, contestId: 'ct_stale' });
+      const first = await p.liquidity({ input: changes.input(), prevJson: null });
+      const second = await p.liquidity({ input: changes.next(), prevJson: first.snapshotJson });
+      // The store still holds the first (the second lost its compare-and-set).
+      const older = { input: changes.next(), prevJson: first.snapshotJson };
+      expectSame(await p.liquidity(older), reference(older.input, older.prevJson));
+      // Another process computed the contest meanwhile.
+      const other = runLiquidityJob({ input: changes.next(), prevJson: second.snapshotJson }, null);
+      const theirs = { input: changes.next(), prevJson: other.snapshotJson };
+      expectSame(await p.liquidity(theirs), reference(theirs.input, theirs.prevJson));
+      expect([p.fullRuns, p.deltaRuns, p.deltaMisses]).toEqual([3, 1, 0]);
+    } finally {
+      await p.close();
+    }
+  });
+
+  it('a thread that no longer holds the run (evicted, or moved on by a job of the same snapshot) answers a miss, and the job crosses whole', async () => {
+    // The threads keep one run each; this side keeps every mirror.
+    const p = new ComputePool(1, { runs: { maxEntries: 1, maxBytes: 2 ** 30, idleMs: 600_000 } });
+    try {
+      const a = new ContestChanges({ seed: 31, contestId: 'ct_miss_a' });
+      const b = new ContestChanges({ seed: 32, contestId: 'ct_miss_b' });
+      const fa = await p.liquidity({ input: a.input(), prevJson: null });
+      const fb = await p.liquidity({ input: b.input(), prevJson: null });
+      // b's run pushed a's out of the thread: a's delta misses.
+      const next = { input: a.next(), prevJson: fa.snapshotJson };
+      const na = await p.liquidity(next);
+      expectSame(na, reference(next.input, next.prevJson));
+      expect([p.fullRuns, p.deltaRuns, p.deltaMisses]).toEqual([3, 1, 1]);
+      // Two jobs of one contest from the same snapshot at once: the first moves the thread's run on, the second misses.
+      const inputs = [a.next(), a.next()] as const;
+      const both = await Promise.all(inputs.map((input) => p.liquidity({ input, prevJson: na.snapshotJson })));
+      both.forEach((out, i) => expectSame(out, reference(inputs[i]!, na.snapshotJson)));
+      expect([p.fullRuns, p.deltaRuns, p.deltaMisses]).toEqual([4, 3, 2]);
+      expect(fb.positions).toBe(200);
+    } finally {
+      await p.close();
+    }
+  });
+
+  it('keeps within its bounds: a mirror evicted here sends the job whole', async () => {
+    const p = new ComputePool(1, { mirrors: { maxEntries: 1, maxBytes: 2 ** 30, idleMs: 600_000 } });
+    try {
+      const a = new ContestChanges({ seed: 41, contestId: 'ct_bound_a' });
+      const b = new ContestChanges({ seed: 42, contestId: 'ct_bound_b' });
+      let pa = (await p.liquidity({ input: a.input(), prevJson: null })).snapshotJson;
+      let pb = (await p.liquidity({ input: b.input(), prevJson: null })).snapshotJson;
+      for (let k = 0; k < 3; k++) {
+        const ia = a.next();
+        const oa = await p.liquidity({ input: ia, prevJson: pa });
+        expectSame(oa, reference(ia, pa));
+        const ib = b.next();
+        const ob = await p.liquidity({ input: ib, prevJson: pb });
+        expectSame(ob, reference(ib, pb));
+        [pa, pb] = [oa.snapshotJson, ob.snapshotJson];
+      }
+      expect([p.fullRuns, p.deltaRuns]).toEqual([8, 0]);
+    } finally {
+      await p.close();
+    }
   });
 });

@@ -1,0 +1,68 @@
+/**
+ * The liquidity job as a compute thread takes it from the pipeline thread (pipelines/compute-pool.ts),
+ * built so that little crosses between the threads on a change:
+ *
+ *   full   the whole job (input and stored snapshot): the thread computes from the snapshot and
+ *          answers every text fragment, so the caller starts its mirror of the texts over (the
+ *          thread keeps its runs without their texts, which only the caller assembles)
+ *   delta  only what changed in the input (the clock and the repriced positions' quotes) and the run
+ *          the caller's mirror is at: answered with the fragments that changed, or `miss` when the
+ *          thread does not hold that run (restarted, evicted, or it moved on), and the caller
+ *          sends the job in full
+ *
+ * A contest goes to one thread (the caller hashes its id), so its run is there for the next change.
+ */
+import type { RunCacheLimits } from './run-cache.js';
+import { jsonFaithful, unwire, type WireDelta } from './input-delta.js';
+import { advanceOrDrop, liquidityRun, threadRuns } from './job.js';
+import type { LiquidityFindings, LiquidityJobInput, LiquidityJobOutput } from './job-types.js';
+import { packPatch, type WirePatch } from './contest-text.js';
+
+export type LiquidityTask =
+  | { kind: 'full'; job: LiquidityJobInput; limits?: RunCacheLimits }
+  | { kind: 'delta'; contestId: string; base: string; delta: WireDelta };
+
+export type LiquidityTaskResult =
+  | { kind: 'miss' }
+  /** The run's findings and its text fragments (every one of them after a full task). */
+  | { kind: 'step'; findings: WireFindings; patch: WirePatch }
+  /** An input a run refuses, computed from scratch: the whole output, no mirror. */
+  | { kind: 'output'; output: LiquidityJobOutput };
+
+/**
+ * A run's findings as they cross threads: all but the signals as one JSON text when JSON gives them
+ * back as they are (ticks, entries and points are a few dozen small objects, which clone at ten
+ * times the cost of their text), else as they are.
+ */
+export type WireFindings = { json: string; signals: LiquidityFindings['signals'] } | { findings: LiquidityFindings };
+
+export function packFindings(f: LiquidityFindings): WireFindings {
+  const { signals, ...rest } = f;
+  return jsonFaithful(rest) ? { json: JSON.stringify(rest), signals } : { findings: f };
+}
+
+export function unpackFindings(w: WireFindings): LiquidityFindings {
+  return 'findings' in w ? w.findings : { ...(JSON.parse(w.json) as Omit<LiquidityFindings, 'signals'>), signals: w.signals };
+}
+
+export function runLiquidityTask(task: LiquidityTask): LiquidityTaskResult {
+  const runs = threadRuns;
+  if (task.kind === 'delta') {
+    const now = task.delta.now_ms;
+    const run = runs.get(task.contestId, now);
+    if (run === undefined || run.runId !== task.base) return { kind: 'miss' };
+    const delta = unwire(task.delta, (i) => run.quotesOf(i));
+    const step = delta && advanceOrDrop(runs, task.contestId, run, delta);
+    if (step === null) {
+      runs.delete(task.contestId);
+      return { kind: 'miss' };
+    }
+    runs.set(task.contestId, run, now);
+    return { kind: 'step', findings: packFindings(step.findings), patch: packPatch(step.patch) };
+  }
+  if (task.limits) runs.limit(task.limits);
+  // The thread keeps no texts (the caller does), so a whole job always starts from the snapshot: its patch has every fragment.
+  const r = liquidityRun(task.job, runs, false);
+  if ('output' in r) return { kind: 'output', output: r.output };
+  return { kind: 'step', findings: packFindings(r.step.findings), patch: packPatch(r.step.patch) };
+}
