@@ -32,7 +32,7 @@ import { isRetryable, writerMetrics, type Inserter, type WriterMetrics } from '.
 import { createRedis, type Keyspace, type Redis } from '../../src/store/redis/client.js';
 import { compareStreamIds, LOG_LIMITS, logKeys, toHistEntries } from '../../src/store/redis/eventlog.js';
 import { encodeEntries, HIST_TABLES, type TableBody } from './encode.js';
-import { ensureGroup, LeasedLoop, LeaseLost, readGroup, type RawEntry } from './leased-loop.js';
+import { ensureGroup, LeasedLoop, LeaseLost, readGroup, type RawEntry } from '../leased-loop.js';
 import { luaCommands } from '../../src/store/redis/script.js';
 
 export const HISTORY_GROUP = 'history';

@@ -40,7 +40,7 @@ import { luaScript, type ScriptCall } from '../../src/store/redis/script.js';
 import type { SignalStore } from '../../src/store/redis/signals.js';
 import type { StoredQuote } from '../../src/venues/types.js';
 import type { ComputePool } from '../compute-pool.js';
-import { ensureGroup, LeasedLoop, LeaseLost, readGroup, type RawEntry } from '../history/leased-loop.js';
+import { ensureGroup, LeasedLoop, LeaseLost, readGroup, type RawEntry } from '../leased-loop.js';
 
 export const TRADE_SIGNALS_GROUP = 'trade-signals';
 /** Every process reads as the same consumer: only the lease holder reads, and a successor inherits the pending entries as they are. */

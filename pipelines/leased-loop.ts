@@ -6,7 +6,7 @@
  * again from recovery. A fenced write that finds another holder throws LeaseLost: the lease is
  * forgotten at once and the loop stands by. The lease is renewed on a timer, well within its life.
  */
-import type { Redis } from '../../src/store/redis/client.js';
+import type { Redis } from '../src/store/redis/client.js';
 import { Lease } from './lease.js';
 
 /** Thrown by a round whose fenced write found the lease in another holder's hands. */

@@ -8,8 +8,8 @@
  * are also fenced in Redis itself (scripts compare the key's value with `token`).
  */
 import { randomUUID } from 'node:crypto';
-import type { Redis } from '../../src/store/redis/client.js';
-import { luaCommands } from '../../src/store/redis/script.js';
+import type { Redis } from '../src/store/redis/client.js';
+import { luaCommands } from '../src/store/redis/script.js';
 
 // Takes the lease when free, renews it when ours; 1 when held afterwards.
 const ACQUIRE_LUA = `
