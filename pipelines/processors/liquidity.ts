@@ -136,9 +136,15 @@ export class LiquidityProcessor {
   private closing = false;
   /** Contests computed by the fast path (metrics, tests). */
   fastPathRuns = 0;
+  /** Jobs that found their venue state computed already (by the fast path, or an earlier run). */
+  skipped = 0;
 
   private async process(contestId: string): Promise<void> {
-    const [meta, state] = await Promise.all([this.contestMeta(contestId), this.d.hot.readVenueState<StoredQuote>(contestId)]);
+    const [meta, state] = await Promise.all([this.contestMeta(contestId), this.d.hot.readVenueStateToCompute<StoredQuote>(contestId)]);
+    if (!state) {
+      this.skipped++;
+      return;
+    }
     const now = this.d.now();
     const byPosition = new Map<string, VenueQuote[]>();
     for (const q of state.quotes) {

@@ -151,12 +151,21 @@ export class CommandChannel {
     this.waiting.delete(id);
   }
 
-  /** One blocking read per process collects the answers to every waiting caller. */
+  /**
+   * One blocking read per process collects the answers to every waiting caller. The loop ends when
+   * nobody waits; its connection stays for the next request (a connection per request cost a
+   * connect, a handshake and a ready check each, at hundreds of commands a second), and goes only
+   * after Redis failed it or at close().
+   */
   private listen(): void {
     if (this.listening || this.closed) return;
-    const conn = (this.listener = blockingConnection(this.o.redisUrl, `flow-${this.o.name}-caller`));
-    // Swallowed here: a failed read is handled where it is sent.
-    conn.on('error', () => undefined);
+    let conn = this.listener;
+    if (!conn) {
+      conn = this.listener = blockingConnection(this.o.redisUrl, `flow-${this.o.name}-caller`);
+      // Swallowed here: a failed read is handled where it is sent.
+      conn.on('error', () => undefined);
+    }
+    let failed = false;
     this.listening = (async () => {
       while (!this.closed && this.waiting.size > 0) {
         let got: [string, string] | null;
@@ -165,6 +174,7 @@ export class CommandChannel {
         } catch {
           // Redis went away while commands were out: they may have been carried out, their answers
           // are out of reach now. Said at once, as every request that needs Redis does.
+          failed = true;
           this.failAll();
           break;
         }
@@ -182,8 +192,10 @@ export class CommandChannel {
         w.resolve({ answer: reply.answer });
       }
     })().finally(() => {
-      conn.disconnect();
-      this.listener = null;
+      if (failed || this.closed) {
+        conn.disconnect();
+        if (this.listener === conn) this.listener = null;
+      }
       this.listening = null;
       // A request that came while the loop was ending needs a listener of its own.
       if (this.waiting.size > 0) this.listen();
@@ -213,6 +225,7 @@ export class CommandChannel {
       w.resolve({ timeout: true });
     }
     this.listener?.disconnect();
+    this.listener = null;
   }
 }
 

@@ -149,6 +149,14 @@ for i = 3, #KEYS do redis.call('PEXPIREAT', KEYS[i], at) end
 return at
 `;
 
+// KEYS: vqv, liqv, vq, snap. {version} alone when the stored computation covers that venue state
+// already (its result would lose the compare-and-set anyway), else {version, quotes, snapshot or ''}.
+const READ_TO_COMPUTE_LUA = `
+local v = tonumber(redis.call('GET', KEYS[1]) or '0')
+if tonumber(redis.call('GET', KEYS[2]) or '-1') >= v then return {v} end
+return {v, redis.call('HVALS', KEYS[3]), redis.call('GET', KEYS[4]) or ''}
+`;
+
 /** The write scripts, built with one set of log limits; each takes its keys and its arguments. */
 interface HotCommands {
   writeQuotes: ScriptCall<number>;
@@ -156,6 +164,7 @@ interface HotCommands {
   writeState: ScriptCall<number>;
   append: ScriptCall<string>;
   closeContest: ScriptCall<number>;
+  readToCompute: ScriptCall<[number] | [number, string[], string]>;
 }
 
 function hotCommands(redis: Redis, limits: LogLimits): HotCommands {
@@ -166,6 +175,7 @@ function hotCommands(redis: Redis, limits: LogLimits): HotCommands {
     writeState: luaScript(redis, WRITE_STATE_LUA(lua)),
     append: luaScript(redis, APPEND_LUA(lua)),
     closeContest: luaScript(redis, CLOSE_LUA),
+    readToCompute: luaScript(redis, READ_TO_COMPUTE_LUA),
   };
 }
 
@@ -283,6 +293,19 @@ export class HotState {
     const version = Number(res?.[0]?.[1] ?? 0);
     const vals = (res?.[1]?.[1] as string[] | undefined) ?? [];
     return { version, quotes: vals.map((v) => JSON.parse(v) as Q), snapshot: (res?.[2]?.[1] as string | null) ?? null };
+  }
+
+  /**
+   * Compute: readVenueState, or null when the stored computation already covers the venue state as
+   * it is (a queued job after the co-located fast path computed the change, a retried job): one
+   * round trip of a few bytes instead of every quote and the snapshot, and no computation whose
+   * write would only lose the compare-and-set.
+   */
+  async readVenueStateToCompute<Q>(contestId: string): Promise<VenueStateRead<Q> | null> {
+    const res = await this.cmd.readToCompute([this.k('vqv', contestId), this.k('liqv', contestId), this.k('vq', contestId), this.k('snap', contestId)], []);
+    if (res.length === 1) return null;
+    const [version, vals, snapshot] = res;
+    return { version: Number(version), quotes: vals.map((v) => JSON.parse(v) as Q), snapshot: snapshot === '' ? null : snapshot };
   }
 
   /**

@@ -73,6 +73,32 @@ describe('a command channel', () => {
     expect(await Promise.all(answers)).toEqual(sent.map((p) => ({ answer: `${p}!` })));
   });
 
+  it('keeps its listening connection between requests: one connection, the same one, for request after request', async () => {
+    const name = `keep${Date.now()}`;
+    const c = channel(name);
+    const s = server(c);
+    const callers = async () =>
+      (await redis.client('LIST'))
+        .toString()
+        .split('\n')
+        .filter((l) => l.includes(` name=flow-${name}-caller `))
+        .map((l) => /\bid=(\d+)/.exec(l)?.[1]);
+    await s.present();
+    const ids: (string | undefined)[][] = [];
+    for (const p of ['one', 'two', 'three']) {
+      const answer = c.request(p, { startWithinMs: 10_000, runWithinMs: 10_000 });
+      await serve(s, 1);
+      expect(await answer).toEqual({ answer: `${p}!` });
+      ids.push(await callers());
+    }
+    expect(ids[0]).toHaveLength(1);
+    expect(ids[1]).toEqual(ids[0]);
+    expect(ids[2]).toEqual(ids[0]);
+    await c.close();
+    await new Promise((r) => setTimeout(r, 100));
+    expect(await callers()).toEqual([]);
+  });
+
   it('drops a command taken after its caller gave up: never carried out, the caller told it timed out', async () => {
     const c = channel('late');
     const s = server(c);
