@@ -8,6 +8,7 @@ import { Registry } from 'prom-client';
 import { createLogger } from '../../src/log.js';
 import type { Inserter } from '../../src/store/clickhouse/writer.js';
 import { createRedis, Keyspace } from '../../src/store/redis/client.js';
+import { serveThread } from '../thread-host.js';
 import { HistoryConsumer } from './consumer.js';
 import type { InsertError, WriterThreadData, WriterThreadMessage, WriterThreadRequest } from './writer-thread.js';
 
@@ -48,30 +49,23 @@ async function answer(req: WriterThreadRequest): Promise<unknown> {
       return consumer.idle();
     case 'drain':
       return consumer.drain(req.timeoutMs);
-    case 'metrics':
-      return metrics.getMetricsAsJSON();
     case 'stop':
       await consumer.stop();
       await redis.quit().catch(() => undefined);
       return null;
-    case 'inserted':
+    default:
       return null;
   }
 }
 
-port.on('message', (req: WriterThreadRequest) => {
-  if (req.op === 'inserted') {
-    inserts.get(req.id)?.(req.error);
-    inserts.delete(req.id);
-    return;
-  }
-  answer(req)
-    .then(
-      (value) => send({ kind: 'reply', id: req.id, ok: true, value }),
-      (err: unknown) => send({ kind: 'reply', id: req.id, ok: false, error: err instanceof Error ? err.message : String(err) }),
-    )
-    // Once stopped nothing else keeps the thread alive: closing the port ends it.
-    .finally(() => req.op === 'stop' && port.close());
+await serveThread(port, {
+  metrics,
+  answer: (req) => answer(req as WriterThreadRequest),
+  other: (req) => {
+    if (req.op !== 'inserted') return false;
+    const r = req as Extract<WriterThreadRequest, { op: 'inserted' }>;
+    inserts.get(r.id)?.(r.error);
+    inserts.delete(r.id);
+    return true;
+  },
 });
-
-send({ kind: 'ready', metrics: (await metrics.getMetricsAsJSON()).map((m) => ({ name: m.name, help: m.help, type: String(m.type) })) });

@@ -10,18 +10,18 @@
  * thread, left the first one hanging), and its queries already run on the engine's own threads,
  * so the owner's part is handing a string over.
  *
- * Its metrics stay in the process's registry: each one is mirrored by a stand-in whose value is
- * asked of the thread at scrape time. Should the thread die (an uncaught error), it is started again
- * after a pause that grows with repeated failures; what it had read and not acknowledged stays
- * pending with its plan and is re-sent by the next holder of the lease.
+ * Hosted like every role thread (pipelines/thread-host.ts: metrics mirrored, restarted after a
+ * growing pause should it die); what it had read and not acknowledged stays pending with its plan
+ * and is re-sent by the next holder of the lease.
  */
 import type { ClickHouseSettings } from '@clickhouse/client';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import { Readable } from 'node:stream';
-import type { Registry, MetricObjectWithValues, MetricValue } from 'prom-client';
+import type { Registry } from 'prom-client';
 import type { Logger } from '../../src/log.js';
 import type { Inserter } from '../../src/store/clickhouse/writer.js';
 import { threadFile } from '../thread-file.js';
+import { ThreadHost } from '../thread-host.js';
 import type { ConsumerStats, HistoryConsumerOptions } from './consumer.js';
 
 /** What the thread needs to open its stores and its writer: plain data (it crosses the thread boundary). */
@@ -38,12 +38,8 @@ export type WriterThreadRequest =
   | { id: number; op: 'drain'; timeoutMs: number }
   | { id: number; op: 'inserted'; error: InsertError | null };
 
-/** Thread → owner. */
-export type WriterThreadMessage =
-  | { kind: 'ready'; metrics: MetricDescriptor[] }
-  | { kind: 'reply'; id: number; ok: true; value: unknown }
-  | { kind: 'reply'; id: number; ok: false; error: string }
-  | { kind: 'insert'; id: number; insert: InsertRequest };
+/** Thread → owner, besides ready and reply (pipelines/thread-host.ts). */
+export type WriterThreadMessage = { kind: 'insert'; id: number; insert: InsertRequest };
 
 /** One table's batch, encoded by the thread. */
 export interface InsertRequest {
@@ -60,41 +56,31 @@ export interface InsertError {
   code: string | null;
 }
 
-export interface MetricDescriptor {
-  name: string;
-  help: string;
-  type: string;
-}
-
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
-type Snapshot = MetricObjectWithValues<MetricValue<string>>[];
-
-const RESTART_MIN_MS = 1_000;
-const RESTART_MAX_MS = 30_000;
-/** Scrapes within this long share one snapshot from the thread (a scrape reads every stand-in). */
-const SNAPSHOT_MS = 250;
 
 export class HistoryWriterThread {
-  private worker: Worker | null = null;
-  private readonly pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
-  private nextId = 1;
-  private stopping = false;
-  private restartMs = RESTART_MIN_MS;
-  private restartTimer: NodeJS.Timeout | null = null;
-  private snapshot: { at: number; value: Promise<Map<string, Snapshot[number]>> } | null = null;
-  private readonly mirrored = new Set<string>();
-
   private constructor(
-    private readonly data: WriterThreadData,
+    private readonly host: ThreadHost,
     private readonly clickhouse: Inserter,
-    private readonly log: Pick<Logger, 'info' | 'warn' | 'error'>,
-    private readonly metrics: Registry | null,
   ) {}
 
   /** Starts the thread; resolves once its writer runs (standing by or holding the lease). */
   static async start(data: WriterThreadData, opts: { clickhouse: Inserter; log: Pick<Logger, 'info' | 'warn' | 'error'>; metrics?: Registry }): Promise<HistoryWriterThread> {
-    const t = new HistoryWriterThread(data, opts.clickhouse, opts.log, opts.metrics ?? null);
-    await t.spawn();
+    let t: HistoryWriterThread | null = null;
+    const host = new ThreadHost({
+      file: threadFile(import.meta.url, './writer-thread-main'),
+      name: 'flow-history-writer',
+      what: 'the history writer thread',
+      whileAway: 'history waits in the Redis log until it is back',
+      log: opts.log,
+      metrics: opts.metrics ?? null,
+      data: () => data,
+      onMessage: (w, m) => {
+        if (m.kind === 'insert') t?.insert(w, m.id as number, m.insert as InsertRequest);
+      },
+    });
+    t = new HistoryWriterThread(host, opts.clickhouse);
+    await host.start();
     return t;
   }
 
@@ -114,53 +100,12 @@ export class HistoryWriterThread {
   }
 
   /** Finishes the batch in hand, gives the lease up, closes the thread's stores, ends the thread. */
-  async stop(): Promise<void> {
-    this.stopping = true;
-    if (this.restartTimer) clearTimeout(this.restartTimer);
-    const w = this.worker;
-    if (!w) return;
-    const exited = new Promise<void>((r) => w.once('exit', () => r()));
-    await Promise.race([this.request({ op: 'stop' }).catch(() => undefined), exited]);
-    // The thread ends by itself once its connections are closed; a stuck one is ended for it.
-    const timer = setTimeout(() => void w.terminate(), 2_000);
-    await exited;
-    clearTimeout(timer);
+  stop(): Promise<void> {
+    return this.host.stop();
   }
 
-  // ---- the thread ----
-
-  private spawn(): Promise<void> {
-    const w = new Worker(threadFile(import.meta.url, './writer-thread-main'), { workerData: this.data, name: 'flow-history-writer' });
-    this.worker = w;
-    return new Promise((resolve, reject) => {
-      let ready = false;
-      w.on('message', (m: WriterThreadMessage) => {
-        if (m.kind === 'ready') {
-          ready = true;
-          this.restartMs = RESTART_MIN_MS;
-          this.mirror(m.metrics);
-          resolve();
-          return;
-        }
-        if (m.kind === 'insert') return this.insert(w, m.id, m.insert);
-        const p = this.pending.get(m.id);
-        if (!p) return;
-        this.pending.delete(m.id);
-        if (m.ok) p.resolve(m.value);
-        else p.reject(new Error(m.error));
-      });
-      w.on('error', (err) => {
-        if (!ready) reject(err);
-        else this.log.error({ err }, 'the history writer thread failed');
-      });
-      w.on('exit', (code) => {
-        if (this.worker === w) this.worker = null;
-        for (const p of this.pending.values()) p.reject(new Error('the history writer thread ended'));
-        this.pending.clear();
-        if (!ready) reject(new Error(`the history writer thread ended while starting (exit code ${code})`));
-        else if (!this.stopping) this.scheduleRestart(code);
-      });
-    });
+  private request(req: DistributiveOmit<WriterThreadRequest, 'id'>): Promise<unknown> {
+    return this.host.request(req);
   }
 
   private insert(w: Worker, id: number, r: InsertRequest): void {
@@ -180,60 +125,5 @@ export class HistoryWriterThread {
           answer({ message: err instanceof Error ? err.message : String(err), code: typeof code === 'string' ? code : null });
         },
       );
-  }
-
-  private scheduleRestart(code: number): void {
-    const wait = this.restartMs;
-    this.restartMs = Math.min(RESTART_MAX_MS, this.restartMs * 2);
-    this.log.error({ exit_code: code, restart_in_ms: wait }, 'the history writer thread ended unexpectedly; history waits in the Redis log until it is back');
-    this.restartTimer = setTimeout(() => {
-      this.restartTimer = null;
-      if (this.stopping) return;
-      this.spawn().catch((err: unknown) => {
-        this.log.error({ err }, 'restarting the history writer thread failed');
-        if (!this.stopping) this.scheduleRestart(-1);
-      });
-    }, wait);
-    this.restartTimer.unref();
-  }
-
-  private request(req: DistributiveOmit<WriterThreadRequest, 'id'>): Promise<unknown> {
-    const w = this.worker;
-    if (!w) return Promise.reject(new Error('the history writer thread is not running'));
-    const id = this.nextId++;
-    return new Promise((resolve, reject) => {
-      this.pending.set(id, { resolve, reject });
-      w.postMessage({ ...req, id } as WriterThreadRequest);
-    });
-  }
-
-  // ---- metrics ----
-
-  /** One stand-in per metric of the thread, registered once (a restarted thread has the same set). */
-  private mirror(descriptors: MetricDescriptor[]): void {
-    const registry = this.metrics;
-    if (!registry) return;
-    for (const d of descriptors) {
-      if (this.mirrored.has(d.name) || registry.getSingleMetric(d.name)) continue;
-      this.mirrored.add(d.name);
-      const standIn = {
-        name: d.name,
-        help: d.help,
-        type: d.type,
-        aggregator: 'sum',
-        get: async () => (await this.read()).get(d.name) ?? { name: d.name, help: d.help, type: d.type, aggregator: 'sum', values: [] },
-        reset: () => undefined,
-      };
-      registry.registerMetric(standIn as unknown as Parameters<Registry['registerMetric']>[0]);
-    }
-  }
-
-  private read(): Promise<Map<string, Snapshot[number]>> {
-    const now = Date.now();
-    if (!this.snapshot || now - this.snapshot.at > SNAPSHOT_MS) {
-      const value = (this.request({ op: 'metrics' }) as Promise<Snapshot>).then((list) => new Map(list.map((m) => [m.name, m])), () => new Map<string, Snapshot[number]>());
-      this.snapshot = { at: now, value };
-    }
-    return this.snapshot.value;
   }
 }

@@ -101,7 +101,7 @@ describe('the history writer thread', () => {
     const log = { info: () => undefined, warn: () => undefined, error: (_o: unknown, msg?: string) => void logged.push(String(msg)) } as never;
     const w = await HistoryWriterThread.start(data, { clickhouse: tch.ch, log });
     try {
-      const worker = (w as unknown as { worker: { terminate(): Promise<number> } }).worker;
+      const worker = (w as unknown as { host: { thread: { terminate(): Promise<number> } } }).host.thread;
       await worker.terminate();
       await expect(w.stats()).rejects.toThrow(/not running/);
       const contest = uniqueContest('restart');
