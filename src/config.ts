@@ -41,6 +41,11 @@ export interface Config {
   /** FLOW_COMPUTE_CACHE_MB: the bound of each cache of contest runs the compute role keeps (per compute thread, and the mirrors and inline runs of its main thread). */
   computeCacheMb: number;
   /**
+   * FLOW_GATEWAY_THREAD: run the stream gateway on a thread of its own when this process runs other
+   * roles too (default true), so their work never delays a frame.
+   */
+  gatewayThread: boolean;
+  /**
    * Event-log retention per contest (docs/stream.md, "Retention"): at least minEvents events or
    * minAgeSeconds, whichever holds more, never more than maxEvents.
    */
@@ -251,6 +256,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, secrets: Secret
     historyIncludeSynthetic: bool(env, 'FLOW_HISTORY_INCLUDE_SYNTHETIC', false),
     hotRetentionSeconds: int(env, 'FLOW_HOT_RETENTION_SECONDS', 3600, 1, 30 * 86_400),
     computeCacheMb: int(env, 'FLOW_COMPUTE_CACHE_MB', 64, 1, 4096),
+    gatewayThread: bool(env, 'FLOW_GATEWAY_THREAD', true),
     eventLog: eventLogConfig(env),
     execute: executeConfig(env),
     kitWatermarkSecret: secret('kitWatermarkSecret'),

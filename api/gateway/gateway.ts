@@ -168,6 +168,8 @@ function removeFrom<K, V>(m: Map<K, Set<V>>, k: K, v: V): void {
 const FEED_BLOCK_MS = 500;
 /** Pause after a failed feed read before reading on from the same position. */
 const FEED_RETRY_MS = 200;
+/** At stop, how long clients get to answer the close frame before their sockets are cut. */
+const CLOSE_GRACE_MS = 1_000;
 /** Contests whose last live event id is remembered (an evicted one only delays a resume's attach). */
 const LAST_LIVE_MAX = 100_000;
 
@@ -1133,6 +1135,12 @@ class StreamGateway {
     this.listenSocket = null;
     for (const conn of [...this.conns]) conn.ws?.end(1001, 'server shutting down');
     await Promise.allSettled([...this.pendingReleases, this.privateChain, ...this.replays]);
+    // The close handshakes get a moment; then every socket still open (a client that never answers
+    // the close frame, an idle HTTP keep-alive) is cut. Until then the event loop stays alive: a
+    // gateway thread could not end, and its owner could not start the next one (cli/roles/gateway-thread.ts).
+    const until = Date.now() + CLOSE_GRACE_MS;
+    while (this.conns.size > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+    this.app.close();
     this.log.info({ role: 'gateway' }, 'stream gateway stopped');
   }
 }

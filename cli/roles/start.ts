@@ -23,6 +23,8 @@ import { adapterLiveBooks } from '../../src/venues/live-books.js';
 import type { Runtime } from '../runtime.js';
 import { startApi } from './api.js';
 import { startGatewayRole } from './gateway.js';
+import { startGatewayThread } from './gateway-thread.js';
+import { systemClock } from '../../src/clock.js';
 import { startExecute } from './execute.js';
 import { startCompute, startIngest, type ComputeRole, type IngestOptions, type IngestRole } from './market.js';
 import { balanceRefresher, startScheduler } from './scheduler.js';
@@ -68,10 +70,14 @@ export async function startRoles(rt: Runtime, roles: readonly Role[], opts: { in
       // Order routes in every api; preflight's live checks (verify_liquidity) read books through the
       // ingest role's adapters when this process runs it.
       const plugins: RoutePlugin[] = [liquidityRoutes(new HotState(rt.redis, rt.ks)), historyRoutes, preflightRoutes({ adapters: out.ingest?.adapters ?? null })];
-      // /sim/v1 wherever the api runs with simulated venues: its commands go over Redis to the
-      // ingest role that runs the simulator, in this process or another (docs/simulator.md).
-      const simCommands = namesSimVenue(rt.config.venues) ? new SimCommandProducer({ redis: rt.redis, redisUrl: rt.config.redisUrl, ks: rt.ks }) : null;
-      if (simCommands) plugins.push(simRoutes(simCommands));
+      // /sim/v1 wherever the api runs with simulated venues: its commands go straight to the
+      // simulator when this process runs it (the ingest role), else over Redis to the ingest
+      // process that does (docs/simulator.md). Over Redis a call crosses it four times and waits on
+      // two blocking reads, on the path of every injected quote.
+      const localSim = out.ingest?.sim ?? null;
+      const simCommands = !localSim && namesSimVenue(rt.config.venues) ? new SimCommandProducer({ redis: rt.redis, redisUrl: rt.config.redisUrl, ks: rt.ks }) : null;
+      if (localSim) plugins.push(simRoutes(localSim));
+      else if (simCommands) plugins.push(simRoutes(simCommands));
       if (refresher) plugins.push(balanceRefreshRoutes(refresher));
       // A buy's verify_liquidity reads live books through the same adapters as preflight's.
       const api = await startApi(rt, plugins, out.ingest ? { live: adapterLiveBooks(out.ingest.adapters) } : {});
@@ -85,7 +91,10 @@ export async function startRoles(rt: Runtime, roles: readonly Role[], opts: { in
       });
     }
     if (has('gateway')) {
-      const gateway = await startGatewayRole(rt);
+      // With other roles in this process the gateway gets a thread (an event loop and heap) of its
+      // own; a runtime with a clock of its own (tests) keeps it here, on that clock.
+      const threaded = rt.config.gatewayThread && roles.some((r) => r !== 'gateway') && rt.clock === systemClock;
+      const gateway = threaded ? await startGatewayThread(rt) : await startGatewayRole(rt);
       out.gatewayPort = gateway.port;
       out.running.push({ name: 'gateway', stop: gateway.stop });
     }

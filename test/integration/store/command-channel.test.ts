@@ -78,8 +78,7 @@ describe('a command channel', () => {
     const c = channel(name);
     const s = server(c);
     const callers = async () =>
-      (await redis.client('LIST'))
-        .toString()
+      String(await redis.client('LIST'))
         .split('\n')
         .filter((l) => l.includes(` name=flow-${name}-caller `))
         .map((l) => /\bid=(\d+)/.exec(l)?.[1]);
