@@ -68,7 +68,7 @@ const { rt, close } = await benchRuntime('orders', { FLOW_VENUES: 'sim' });
 const ingest = await startIngest(rt);
 const compute = await startCompute(rt, { history: false });
 // Both in this process, as `flow all` wires them (cli/roles/start.ts).
-ingest.ingester.onStored = (contestId) => compute.processor.computeNow(contestId);
+ingest.ingester.fastPath = compute.processor.fastPath;
 
 const hot = new HotState(rt.redis, rt.ks);
 const internal = await internalBookPartners(rt.pool);

@@ -54,11 +54,9 @@ export async function startRoles(rt: Runtime, roles: readonly Role[], opts: { in
     // active per deployment, the others standing by).
     if (has('ingest')) out.running.push((out.ingest = await startIngest(rt, opts.ingest)));
     if (has('compute')) out.running.push((out.compute = await startCompute(rt, { history: true })));
-    // Both in this process: a stored change is computed here at once, the queue staying the durable path.
-    if (out.ingest && out.compute) {
-      const processor = out.compute.processor;
-      out.ingest.ingester.onStored = (contestId) => processor.computeNow(contestId);
-    }
+    // Both in this process: a moved contest is computed here at once, without a queued job; a
+    // computation that does not finish is queued after a grace (the ingester's FastPath).
+    if (out.ingest && out.compute) out.ingest.ingester.fastPath = out.compute.processor.fastPath;
     // Real-money legs are placed through the ingest role's adapters (cli/roles/execute.ts).
     if (has('execute')) {
       if (out.ingest) out.running.push(startExecute(rt, out.ingest.adapters));

@@ -21,6 +21,22 @@ import { freshnessByVenue, QUOTE_RECONFIRM_MS, quoteStaleAfterMs } from '../../s
 import { toContestState } from '../../src/venues/types.js';
 import type { LiquidityProducer } from '../producers/liquidity.js';
 
+/**
+ * The compute role in this process (`flow all`; cli/roles/start.ts): a moved contest is computed at
+ * once, without a queued job, when it has room. Durable all the same: the venue-state write marks
+ * the contest taken in the same atomic step (the hot state's `fastp`), a stored computation clears
+ * the mark, and a mark older than FAST_PATH_GRACE_MS (the process died, the computation failed) is
+ * queued as a job then.
+ */
+export interface FastPath {
+  /** Takes a computation if there is room; false leaves the change to the queue. */
+  reserve(): boolean;
+  /** Gives back a reservation whose venue-state write failed. */
+  release(): void;
+  /** Computes the contest on its reservation. */
+  compute(contestId: string): void;
+}
+
 export interface IngesterDeps {
   adapters: VenueAdapter[];
   hot: HotState;
@@ -44,6 +60,8 @@ export interface IngesterDeps {
   maxPendingTicks?: number;
   /** Upper bound on remembered quotes (the last-seen map); default MAX_SEEN. */
   maxSeen?: number;
+  /** How long a fast-path computation may take before its contest is queued (default FAST_PATH_GRACE_MS). */
+  fastPathGraceMs?: number;
 }
 
 const REFRESH_MS = QUOTE_RECONFIRM_MS;
@@ -60,6 +78,15 @@ function refreshAfterMs(liquidityHash: string): number {
 }
 /** How often due staleness checks run. */
 const STALE_CHECK_MS = 1_000;
+/**
+ * A fast-path computation takes milliseconds; one not stored this long after its change was taken
+ * (its process died, it failed) is queued as a job. Checked every FAST_PATH_SWEEP_MS, at most
+ * FAST_PATH_SWEEP_MAX contests a check. A slow computation that does finish costs one extra job
+ * that finds nothing to do.
+ */
+const FAST_PATH_GRACE_MS = 2_000;
+const FAST_PATH_SWEEP_MS = 1_000;
+const FAST_PATH_SWEEP_MAX = 500;
 /**
  * Contests whose write held re-confirmations only (nothing moved) are recomputed at a trickle, not
  * all at once: every RECONFIRM_TICK_MS a 1/RECONFIRM_SPREAD_TICKS share of them (at least one) is
@@ -125,12 +152,12 @@ export class Ingester {
   private watching = false;
   quotesIn = 0;
   quotesFlushed = 0;
-  /**
-   * Told each contest whose changed venue state was just stored, before its job is queued: with
-   * compute in the same process (`flow all`), the contest is computed at once (the processor's
-   * fast path). The queued job stays the durable path.
-   */
-  onStored: ((contestId: string) => void) | null = null;
+  /** The co-located compute, when this process runs one (see FastPath). */
+  fastPath: FastPath | null = null;
+  /** Changes computed by the fast path without a job, and contests queued after a fast path left them. */
+  fastPathTaken = 0;
+  fastPathRequeued = 0;
+  private sweepingTaken = false;
   /** Tick-history rows dropped because Redis stayed out of reach past maxPendingTicks. */
   ticksDropped = 0;
 
@@ -154,6 +181,32 @@ export class Ingester {
     const trickle = setInterval(() => void this.recomputeReconfirmed(), RECONFIRM_TICK_MS);
     trickle.unref();
     this.timers.push(trickle);
+    // Also what a fast path of an earlier life of this process took and never stored (it died).
+    const taken = setInterval(() => void this.queueUnfinishedFastPaths(), FAST_PATH_SWEEP_MS);
+    taken.unref();
+    this.timers.push(taken);
+  }
+
+  /** Queues the contests whose fast-path computation was taken too long ago and is not stored. */
+  async queueUnfinishedFastPaths(): Promise<number> {
+    if (this.sweepingTaken) return 0;
+    this.sweepingTaken = true;
+    try {
+      const taken = await this.d.hot.takenBefore(this.d.fastPathGraceMs ?? FAST_PATH_GRACE_MS, FAST_PATH_SWEEP_MAX);
+      // Queued first, unmarked after: a crash in between leaves the mark, and one more job.
+      for (const t of taken) {
+        await this.d.producer.enqueue(t.contestId);
+        await this.d.hot.dropTaken(t.contestId, t.at);
+        this.fastPathRequeued++;
+      }
+      if (taken.length) this.d.log.warn({ contests: taken.length }, 'queued contests whose fast-path computation did not finish');
+      return taken.length;
+    } catch (err) {
+      this.d.log.warn({ err }, 'checking for unfinished fast-path computations failed; will retry');
+      return 0;
+    } finally {
+      this.sweepingTaken = false;
+    }
   }
 
   /**
@@ -377,13 +430,18 @@ export class Ingester {
       let ok = true;
       await Promise.all(
         batch.map(async ({ contestId, quotes, ticks, moved }) => {
+          let fast = false;
           try {
             const hist: HistAppend[] = ticks.length ? [{ table: 'ticks', rows: JSON.stringify(ticks), hashes: ticks.map((t) => t.liquidity_hash) }] : [];
-            await this.d.hot.writeQuotes(contestId, [...quotes.values()], hist);
+            // A change beyond re-confirmations is computed at once when the co-located compute has
+            // room, the write marking it taken (FastPath); else it is queued below.
+            fast = quotes.size > 0 && (moved || this.d.autoFlush === false) && this.fastPath?.reserve() === true;
+            await this.d.hot.writeQuotes(contestId, [...quotes.values()], hist, fast);
             this.quotesFlushed += quotes.size;
             this.noteStaleDue(contestId, quotes.values());
           } catch (err) {
             ok = false;
+            if (fast) this.fastPath?.release();
             if (moved) this.moved.add(contestId);
             this.putBack(contestId, quotes, ticks);
             this.d.log.warn({ err, contest_id: contestId }, 'writing venue state failed; will retry');
@@ -396,7 +454,11 @@ export class Ingester {
             return;
           }
           this.reconfirmed.delete(contestId);
-          if (quotes.size) this.onStored?.(contestId);
+          if (fast) {
+            this.fastPathTaken++;
+            this.fastPath!.compute(contestId);
+            return;
+          }
           try {
             if (quotes.size) await this.d.producer.enqueue(contestId);
           } catch (err) {

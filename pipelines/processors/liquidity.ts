@@ -115,22 +115,29 @@ export class LiquidityProcessor {
   }
 
   /**
-   * The co-located fast path: when ingest runs in this process, it hands over a contest the moment
-   * its venue state is stored, and the contest is computed here at once, without the queue's hops
-   * (the add, the worker's wake-up, moveToActive) that a quote's way to the stream otherwise waits
-   * on. The queued job stays the durable path: it still runs, and finding the state already
-   * computed (the version compare-and-set in writeComputed) it writes and appends nothing. Taken
-   * only while this process has no local run in flight, so under load the queue alone computes and
-   * nothing is done twice over.
+   * The co-located fast path (the ingester's FastPath): when ingest runs in this process, a moved
+   * contest is computed here the moment its venue state is stored, without a queued job and its
+   * hops (the add, the worker's wake-up, moveToActive, the completion). The write that stored the
+   * change marked the contest taken; the computation's store clears the mark, and a mark left
+   * behind (this process died, the computation failed) is queued by the ingester after a grace.
+   * One at a time in this process: under load the queue computes the rest.
    */
-  computeNow(contestId: string): void {
-    if (this.localRuns >= LOCAL_MAX_IN_FLIGHT || this.closing) return;
-    this.localRuns++;
-    this.fastPathRuns++;
-    this.process(contestId)
-      .catch((err: unknown) => this.d.log.debug({ err, contest_id: contestId }, 'fast-path computation failed; the queued job computes it'))
-      .finally(() => this.localRuns--);
-  }
+  readonly fastPath = {
+    reserve: (): boolean => {
+      if (this.localRuns >= LOCAL_MAX_IN_FLIGHT || this.closing) return false;
+      this.localRuns++;
+      return true;
+    },
+    release: (): void => {
+      this.localRuns--;
+    },
+    compute: (contestId: string): void => {
+      this.fastPathRuns++;
+      this.process(contestId)
+        .catch((err: unknown) => this.d.log.warn({ err, contest_id: contestId }, 'fast-path computation failed; its contest is queued once its mark is old enough'))
+        .finally(() => this.localRuns--);
+    },
+  };
 
   private localRuns = 0;
   private closing = false;

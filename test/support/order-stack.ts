@@ -102,7 +102,7 @@ export async function startOrderStack(seed = 11, opts: OrderStackOptions = {}): 
   const unsubs = opts.trades ? ingestAdapters.filter((a) => a.describe().capabilities.trades).map((a) => a.subscribeTrades((t) => ingester.acceptTrade(t))) : [];
   const compute = new ComputePool(1);
   const processor: LiquidityProcessor = testProcessor(s, hot, compute, () => Date.now());
-  ingester.onStored = (contestId) => processor.computeNow(contestId);
+  ingester.fastPath = processor.fastPath;
   const admin = { 'x-admin-token': s.config.adminToken };
   const executors: ExecuteProcessor[] = [];
 

@@ -3,7 +3,7 @@
  * (autoFlush off), with its producer; stop() stops both.
  */
 import { pino } from 'pino';
-import { Ingester } from '../../pipelines/ingest/ingester.js';
+import { Ingester, type IngesterDeps } from '../../pipelines/ingest/ingester.js';
 import { LiquidityProducer } from '../../pipelines/producers/liquidity.js';
 import { ComputePool } from '../../pipelines/compute-pool.js';
 import { HotState } from '../../src/store/redis/hot.js';
@@ -12,7 +12,7 @@ import { SimMarket } from '../../src/sim/index.js';
 import { testProcessor } from './pipeline.js';
 import type { TestStack } from './stack.js';
 
-export function simIngester(s: TestStack, market: SimMarket, hot: HotState, now: () => number): { ingester: Ingester; stop(): Promise<void> } {
+export function simIngester(s: TestStack, market: SimMarket, hot: HotState, now: () => number, opts: Partial<IngesterDeps> = {}): { ingester: Ingester; stop(): Promise<void> } {
   const producer = new LiquidityProducer(s.env.REDIS_URL!, s.rt.ks);
   const ingester = new Ingester({
     adapters: createSimAdapters(market, { clock: now }),
@@ -24,6 +24,7 @@ export function simIngester(s: TestStack, market: SimMarket, hot: HotState, now:
     marketOf: () => null,
     partnerName: (p) => p,
     autoFlush: false,
+    ...opts,
   });
   return {
     ingester,
@@ -38,11 +39,11 @@ export function simIngester(s: TestStack, market: SimMarket, hot: HotState, now:
  * A frozen simulator feeding an ingester (flushed when the test says) and a liquidity processor on
  * the test stack, with the clock `now`; stop() closes all of it.
  */
-export function frozenSimPipeline(s: TestStack, seed: number, startMs: number, now: () => number) {
+export function frozenSimPipeline(s: TestStack, seed: number, startMs: number, now: () => number, ingesterOpts: Partial<IngesterDeps> = {}) {
   const market = new SimMarket({ seed, now: startMs });
   market.freeze(true);
   const hot = new HotState(s.rt.redis, s.rt.ks);
-  const { ingester, stop } = simIngester(s, market, hot, now);
+  const { ingester, stop } = simIngester(s, market, hot, now, ingesterOpts);
   const compute = new ComputePool(1);
   const processor = testProcessor(s, hot, compute, now);
   return {

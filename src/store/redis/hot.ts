@@ -14,6 +14,9 @@
  *                          ingest with the quotes; a contest's fields go when it closes): how an
  *                          order naming a liquidity_hash finds its position (the hash is opaque)
  *   ev:<contest>, liqe:<contest>, evfeed, hist: the event log (src/store/redis/eventlog.ts)
+ *   fastp            zset contest → the instant (Redis ms) an in-process computation took its change without
+ *                          a queued job (the co-located fast path); gone once a computation stored
+ *                          that venue state; one older than a grace is queued then (see takenBefore)
  * Writes of computed state are compare-and-set on the venue-state version they were computed from,
  * so a slow job can never overwrite a newer result. Every write script also appends the events and
  * history rows it implies to the event log, in the same atomic step.
@@ -45,9 +48,11 @@ local function follow_closed(from, to)
 end
 `;
 
-// KEYS: closed, hist, lqp, vq, vqv, outl; ARGV: n, then n field/value args, then m, then m/3 history
-// triples, then p, then p liquidity_hash/position_hash args (indexed only while the contest is
-// open: a late quote of a closed one must not bring its fields back). Returns the new venue-state version.
+// KEYS: closed, hist, lqp, vq, vqv, outl, fastp; ARGV: n, then n field/value args, then m, then m/3
+// history triples, then p, then p liquidity_hash/position_hash args (indexed only while the contest
+// is open: a late quote of a closed one must not bring its fields back), then the contest and 1
+// when a fast-path computation takes the change (marked at Redis' clock), else 0. Returns the new
+// venue-state version.
 const WRITE_QUOTES_LUA = (log: string) => `${FOLLOW_CLOSED_LUA}${log}
 local n = tonumber(ARGV[1])
 -- In slices: unpack is bounded by Lua's C stack (about 8000 values).
@@ -60,17 +65,21 @@ if p > 0 and redis.call('EXISTS', KEYS[1]) == 0 then
   local from = n + 4 + m
   for i = from, from + p - 1, 2000 do redis.call('HSET', KEYS[3], unpack(ARGV, i, math.min(i + 1999, from + p - 1))) end
 end
-follow_closed(4)
+if ARGV[n + 5 + m + p] == '1' then redis.call('ZADD', KEYS[7], now_ms(), ARGV[n + 4 + m + p]) end
+follow_closed(4, 6)
 return v
 `;
 
-// KEYS: closed, feed, hist, liq, depth, snap, liqv, ev, liqe, outl, arb, arbidx (the last two keep their own lifetime).
+// KEYS: closed, feed, hist, liq, depth, snap, liqv, ev, liqe, outl, arb, arbidx, vqv, fastp (the last
+// four keep their own lifetime).
 // ARGV: version, liqJson, snapJson, contest, invalidation topic, then counted groups: depth
 // field/value args, event triples, history triples, outlier hashes.
 // Returns 0 when a newer version is stored (nothing written), else {1, last liquidity event id or ''}.
 const WRITE_COMPUTED_LUA = (log: string) => `${FOLLOW_CLOSED_LUA}${log}
 local cur = tonumber(redis.call('GET', KEYS[7]) or '-1')
 local v = tonumber(ARGV[1])
+-- Whichever computation is stored, a fast-path mark it covers is done with.
+if math.max(cur, v) >= tonumber(redis.call('GET', KEYS[13]) or '0') then redis.call('ZREM', KEYS[14], ARGV[4]) end
 if v <= cur then return 0 end
 redis.call('SET', KEYS[7], ARGV[1])
 redis.call('SET', KEYS[4], ARGV[2])
@@ -149,11 +158,15 @@ for i = 3, #KEYS do redis.call('PEXPIREAT', KEYS[i], at) end
 return at
 `;
 
-// KEYS: vqv, liqv, vq, snap. {version} alone when the stored computation covers that venue state
-// already (its result would lose the compare-and-set anyway), else {version, quotes, snapshot or ''}.
+// KEYS: vqv, liqv, vq, snap, fastp; ARGV: contest. {version} alone when the stored computation covers
+// that venue state already (its result would lose the compare-and-set anyway; a fast-path mark is
+// done with), else {version, quotes, snapshot or ''}.
 const READ_TO_COMPUTE_LUA = `
 local v = tonumber(redis.call('GET', KEYS[1]) or '0')
-if tonumber(redis.call('GET', KEYS[2]) or '-1') >= v then return {v} end
+if tonumber(redis.call('GET', KEYS[2]) or '-1') >= v then
+  redis.call('ZREM', KEYS[5], ARGV[1])
+  return {v}
+end
 return {v, redis.call('HVALS', KEYS[3]), redis.call('GET', KEYS[4]) or ''}
 `;
 
@@ -165,6 +178,8 @@ interface HotCommands {
   append: ScriptCall<string>;
   closeContest: ScriptCall<number>;
   readToCompute: ScriptCall<[number] | [number, string[], string]>;
+  dropTaken: ScriptCall<number>;
+  takenBefore: ScriptCall<string[]>;
 }
 
 function hotCommands(redis: Redis, limits: LogLimits): HotCommands {
@@ -176,6 +191,13 @@ function hotCommands(redis: Redis, limits: LogLimits): HotCommands {
     append: luaScript(redis, APPEND_LUA(lua)),
     closeContest: luaScript(redis, CLOSE_LUA),
     readToCompute: luaScript(redis, READ_TO_COMPUTE_LUA),
+    takenBefore: luaScript(
+      redis,
+      `local t = redis.call('TIME')
+local before = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) - tonumber(ARGV[1])
+return redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', '(' .. before, 'WITHSCORES', 'LIMIT', 0, tonumber(ARGV[2]))`,
+    ),
+    dropTaken: luaScript(redis, `if tonumber(redis.call('ZSCORE', KEYS[1], ARGV[1]) or '-1') == tonumber(ARGV[2]) then return redis.call('ZREM', KEYS[1], ARGV[1]) end return 0`),
   };
 }
 
@@ -248,7 +270,7 @@ export class HotState {
    * Ingest: stores the latest quotes of one contest and bumps its version, in one round trip, with
    * the tick-history rows of the changes among them appended to the log in the same step.
    */
-  async writeQuotes(contestId: string, quotes: { liquidity_hash: string; position_hash?: string }[], hist: readonly HistAppend[] = []): Promise<number> {
+  async writeQuotes(contestId: string, quotes: { liquidity_hash: string; position_hash?: string }[], hist: readonly HistAppend[] = [], fastPath = false): Promise<number> {
     const args: string[] = [];
     const index: string[] = [];
     for (const q of quotes) {
@@ -258,14 +280,35 @@ export class HotState {
     const h = histArgs(hist);
     return Number(
       await this.cmd.writeQuotes(
-        [this.k('closed', contestId), this.log.hist, this.positionIndexKey, this.k('vq', contestId), this.k('vqv', contestId), this.log.outliers(contestId)],
-        [args.length, ...args, h.length, ...h, index.length, ...index],
+        [this.k('closed', contestId), this.log.hist, this.positionIndexKey, this.k('vq', contestId), this.k('vqv', contestId), this.log.outliers(contestId), this.fastPathKey],
+        [args.length, ...args, h.length, ...h, index.length, ...index, contestId, fastPath ? 1 : 0],
       ),
     );
   }
 
   private get positionIndexKey(): string {
     return this.ks.k('lqp');
+  }
+
+  private get fastPathKey(): string {
+    return this.ks.k('fastp');
+  }
+
+  /**
+   * Contests a fast-path computation took more than `graceMs` ago (Redis' clock) and has not stored
+   * yet: its process died or the computation failed. Up to `limit`, oldest first, with the instant
+   * each was taken.
+   */
+  async takenBefore(graceMs: number, limit: number): Promise<{ contestId: string; at: number }[]> {
+    const r = await this.cmd.takenBefore([this.fastPathKey], [graceMs, limit]);
+    const out: { contestId: string; at: number }[] = [];
+    for (let i = 0; i < r.length; i += 2) out.push({ contestId: r[i]!, at: Number(r[i + 1]) });
+    return out;
+  }
+
+  /** Drops a contest's fast-path mark if it is still the one taken at `at` (a newer mark stays). */
+  async dropTaken(contestId: string, at: number): Promise<void> {
+    await this.cmd.dropTaken([this.fastPathKey], [contestId, at]);
   }
 
   /**
@@ -302,7 +345,7 @@ export class HotState {
    * write would only lose the compare-and-set.
    */
   async readVenueStateToCompute<Q>(contestId: string): Promise<VenueStateRead<Q> | null> {
-    const res = await this.cmd.readToCompute([this.k('vqv', contestId), this.k('liqv', contestId), this.k('vq', contestId), this.k('snap', contestId)], []);
+    const res = await this.cmd.readToCompute([this.k('vqv', contestId), this.k('liqv', contestId), this.k('vq', contestId), this.k('snap', contestId), this.fastPathKey], [contestId]);
     if (res.length === 1) return null;
     const [version, vals, snapshot] = res;
     return { version: Number(version), quotes: vals.map((v) => JSON.parse(v) as Q), snapshot: snapshot === '' ? null : snapshot };
@@ -332,6 +375,8 @@ export class HotState {
         this.log.outliers(contestId),
         arbitrageKey(this.ks, contestId),
         arbitrageIndexKey(this.ks),
+        this.k('vqv', contestId),
+        this.fastPathKey,
       ],
       [
         version, positionsJson, snapshotJson, contestId, this.log.liquidityChanged, flat.length, ...flat, ev.length, ...ev, hist.length, ...hist, outliers.length, ...outliers,

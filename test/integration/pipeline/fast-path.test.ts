@@ -1,7 +1,8 @@
 /**
- * The co-located fast path (ingest and compute in one process): a stored change is computed at once,
- * without waiting for the queue, and the queued job that follows (the durable path) appends no
- * second copy of its events. Real Redis and BullMQ, the simulator frozen.
+ * The co-located fast path (ingest and compute in one process): a moved contest is computed at
+ * once, with no queued job, the venue-state write marking it taken and the stored computation
+ * clearing the mark; a fast path that never finishes (its process died) is queued once its mark is
+ * older than the grace, and that job computes the change. Real Redis and BullMQ, the simulator frozen.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { logKeys, toLogEvent } from '../../../src/store/redis/eventlog.js';
@@ -23,45 +24,79 @@ interface Entry {
 }
 const entries = (json: string | null): Entry[] => (json ? (JSON.parse(json) as { partner_liquidities: Entry[] }[]).flatMap((p) => p.partner_liquidities) : []);
 
+/** A pipeline with its queue drained and paused, and a streaming entry of an open contest to move. */
+async function ready(p: ReturnType<typeof frozenSimPipeline>, prices: [number, number]) {
+  const { market, hot, ingester, processor } = p;
+  await ingester.start();
+  await ingester.flush();
+  const contest = market.catalog.contests.find((c) => c.status === 'open')!.id;
+  const quoted = await eventually(() => hot.liquidity(contest), (j) => entries(j).some((e) => e.liquidity_hash.startsWith('sim_exchange')), 15_000);
+  const target = entries(quoted).find((e) => e.liquidity_hash.startsWith('sim_exchange'))!;
+  const position = (JSON.parse(quoted!) as { position_hash: string; partner_liquidities: Entry[] }[]).find((x) => x.partner_liquidities.some((e) => e.liquidity_hash === target.liquidity_hash))!.position_hash;
+  await eventually(() => s.rt.redis.exists(`${s.rt.ks.prefix}:liquidity:wait`), (n) => n === 0, 10_000);
+  await processor.worker.pause();
+  const logKey = logKeys(s.rt.ks).events(contest);
+  const before = (await s.rt.redis.xrevrange(logKey, '+', '-', 'COUNT', 1))[0]?.[0] ?? '0-0';
+  const changes = async () =>
+    (await s.rt.redis.xrange(logKey, `(${before}`, '+'))
+      .map((e) => JSON.parse(toLogEvent(contest, e as [string, string[]]).event) as { type: string; changed_entries?: Entry[] })
+      .filter((e) => e.type === 'liquidity.update')
+      .flatMap((e) => e.changed_entries ?? [])
+      .filter((e) => e.liquidity_hash === target.liquidity_hash);
+  // The worker is paused: a job added waits in this list.
+  const jobsWaiting = () => s.rt.redis.llen(`${s.rt.ks.prefix}:liquidity:wait`);
+  const mark = () => s.rt.redis.zscore(`${s.rt.ks.prefix}:fastp`, contest);
+  // Away from the price the entry has now (an earlier test may have moved it).
+  const price = target.price > 0.5 ? prices[0] : prices[1];
+  const priced = (j: string | null) => entries(j).some((e) => e.liquidity_hash === target.liquidity_hash && e.price === price);
+  return { contest, target, position, price, priced, changes, jobsWaiting, mark };
+}
+
 describe('the co-located fast path', () => {
-  it('computes a stored change with the queue stopped, and the queued job then appends nothing more', async () => {
-    const { market, hot, ingester, processor, stop } = frozenSimPipeline(s, 7, NOW, () => NOW);
+  it('computes a moved contest at once with no job queued, and its stored computation clears the mark', async () => {
+    const p = frozenSimPipeline(s, 7, NOW, () => NOW);
     try {
-      await ingester.start();
-      await ingester.flush();
-      const contest = market.catalog.contests.find((c) => c.status === 'open')!.id;
-      const quoted = await eventually(() => hot.liquidity(contest), (j) => entries(j).some((e) => e.liquidity_hash.startsWith('sim_exchange')), 15_000);
-      const target = entries(quoted).find((e) => e.liquidity_hash.startsWith('sim_exchange'))!;
-      const position = (JSON.parse(quoted!) as { position_hash: string; partner_liquidities: Entry[] }[]).find((p) => p.partner_liquidities.some((e) => e.liquidity_hash === target.liquidity_hash))!.position_hash;
-      // Let the queue drain, then stop it: only the fast path can compute from here.
-      await eventually(() => s.rt.redis.exists(`${s.rt.ks.prefix}:bull:liquidity:wait`), (n) => n === 0, 10_000);
-      await processor.worker.pause();
-      const logKey = logKeys(s.rt.ks).events(contest);
-      const before = (await s.rt.redis.xrevrange(logKey, '+', '-', 'COUNT', 1))[0]?.[0] ?? '0-0';
-
-      ingester.onStored = (c) => processor.computeNow(c);
-      const price = target.price > 0.5 ? 0.21 : 0.79;
-      market.setQuote({ partner_id: 'sim_exchange', position_hash: position, price, available: 500 });
-      await ingester.flush();
-      const after = await eventually(() => hot.liquidity(contest), (j) => entries(j).some((e) => e.liquidity_hash === target.liquidity_hash && e.price === price), 5_000);
-      expect(entries(after).find((e) => e.liquidity_hash === target.liquidity_hash)!.price).toBe(price);
-      expect(processor.fastPathRuns).toBeGreaterThanOrEqual(1);
-
-      // The queue had the job all along; once it runs it finds the state computed.
-      const changes = async () =>
-        (await s.rt.redis.xrange(logKey, `(${before}`, '+'))
-          .map((e) => JSON.parse(toLogEvent(contest, e as [string, string[]]).event) as { type: string; changed_entries?: Entry[] })
-          .filter((e) => e.type === 'liquidity.update')
-          .flatMap((e) => e.changed_entries ?? [])
-          .filter((e) => e.liquidity_hash === target.liquidity_hash);
-      expect(await changes()).toHaveLength(1);
-      const skipped = processor.skipped;
-      processor.worker.resume();
-      // It sees the venue state computed from its version alone: no read of the quotes, no computation.
-      await eventually(async () => processor.skipped, (n) => n > skipped, 10_000);
-      expect(await changes()).toHaveLength(1);
+      const r = await ready(p, [0.21, 0.79]);
+      p.ingester.fastPath = p.processor.fastPath;
+      p.market.setQuote({ partner_id: 'sim_exchange', position_hash: r.position, price: r.price, available: 500 });
+      await p.ingester.flush();
+      await eventually(() => p.hot.liquidity(r.contest), r.priced, 5_000);
+      expect(p.processor.fastPathRuns).toBeGreaterThanOrEqual(1);
+      expect(p.ingester.fastPathTaken).toBeGreaterThanOrEqual(1);
+      expect(await r.changes()).toHaveLength(1);
+      // No job was added (it would wait: the worker is paused).
+      expect(await r.jobsWaiting()).toBe(0);
+      expect(await r.mark()).toBeNull();
+      // Nothing left for the sweep to queue.
+      expect(await p.ingester.queueUnfinishedFastPaths()).toBe(0);
     } finally {
-      await stop();
+      await p.stop();
+    }
+  });
+
+  it('queues a contest whose fast path took its change and never stored it (its process died); the job computes the change', async () => {
+    const p = frozenSimPipeline(s, 7, NOW, () => NOW, { fastPathGraceMs: 300 });
+    try {
+      const r = await ready(p, [0.34, 0.66]);
+      // A fast path that takes the change and dies before computing it.
+      let taken = 0;
+      p.ingester.fastPath = { reserve: () => true, release: () => undefined, compute: () => void taken++ };
+      p.market.setQuote({ partner_id: 'sim_exchange', position_hash: r.position, price: r.price, available: 500 });
+      await p.ingester.flush();
+      expect(taken).toBe(1);
+      expect(await r.mark()).not.toBeNull();
+      expect(await r.jobsWaiting()).toBe(0);
+      // Within its grace the mark is left alone.
+      expect(await p.ingester.queueUnfinishedFastPaths()).toBe(0);
+      await new Promise((res) => setTimeout(res, 400));
+      expect(await p.ingester.queueUnfinishedFastPaths()).toBe(1);
+      expect(await r.jobsWaiting()).toBe(1);
+      expect(await r.mark()).toBeNull();
+      p.processor.worker.resume();
+      await eventually(() => p.hot.liquidity(r.contest), r.priced, 10_000);
+      expect(await r.changes()).toHaveLength(1);
+    } finally {
+      await p.stop();
     }
   });
 });
