@@ -154,9 +154,8 @@ export class Ingester {
   quotesFlushed = 0;
   /** The co-located compute, when this process runs one (see FastPath). */
   fastPath: FastPath | null = null;
-  /** Changes computed by the fast path without a job, and contests queued after a fast path left them. */
+  /** Changes handed to the fast path without a job. */
   fastPathTaken = 0;
-  fastPathRequeued = 0;
   private sweepingTaken = false;
   /** Tick-history rows dropped because Redis stayed out of reach past maxPendingTicks. */
   ticksDropped = 0;
@@ -197,7 +196,6 @@ export class Ingester {
       for (const t of taken) {
         await this.d.producer.enqueue(t.contestId);
         await this.d.hot.dropTaken(t.contestId, t.at);
-        this.fastPathRequeued++;
       }
       if (taken.length) this.d.log.warn({ contests: taken.length }, 'queued contests whose fast-path computation did not finish');
       return taken.length;

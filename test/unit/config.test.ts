@@ -108,6 +108,11 @@ describe('config', () => {
     expect(() => loadConfig({ FLOW_STREAM_MAX_CONNECTIONS_PER_KEY: '0' })).toThrow(/FLOW_STREAM_MAX_CONNECTIONS_PER_KEY/);
     expect(() => parseRoles('api,web')).toThrow(/unknown role "web"/);
   });
+  it('the stream gateway on a thread of its own unless FLOW_GATEWAY_THREAD says otherwise; a value that is not a boolean is refused', () => {
+    expect(loadConfig({}).gatewayThread).toBe(true);
+    expect(loadConfig({ FLOW_GATEWAY_THREAD: 'false' }).gatewayThread).toBe(false);
+    expect(() => loadConfig({ FLOW_GATEWAY_THREAD: 'sometimes' })).toThrow(/FLOW_GATEWAY_THREAD/);
+  });
   it('all means every role', () => {
     expect(parseRoles('all')).toEqual([...ROLES]);
     expect(parseRoles(undefined)).toEqual([...ROLES]);

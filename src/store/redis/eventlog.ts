@@ -113,6 +113,14 @@ export const logKeys = (ks: Keyspace) => ({
   liquidityChanged: ks.k('bus', 'liquidity-changed'),
 });
 
+/** Redis' clock in ms, for scripts (effects replication makes TIME safe in them). */
+export const NOW_MS_LUA = `
+local function now_ms()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+`;
+
 /**
  * Lua shared by every script that appends: call append_events(evKey, feedKey, contest, from, n)
  * with ARGV[from ..] holding n (channel, league, event) triples; returns the first id, the last id
@@ -121,12 +129,7 @@ export const logKeys = (ks: Keyspace) => ({
  * (table, rows, hashes-joined-by-space) triples.
  */
 export function logLua(l: LogLimits = LOG_LIMITS): string {
-  return `
-local function now_ms()
-  local t = redis.call('TIME')
-  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-end
-
+  return `${NOW_MS_LUA}
 -- Keeps at least ${l.minEvents} events or every event younger than ${l.minAgeMs} ms, whichever is
 -- more, capped at ${l.maxEvents}. Old heads go a few per append, so the work per call stays small
 -- and the log still shrinks faster than it grows.

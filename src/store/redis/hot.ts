@@ -30,7 +30,7 @@
 import type { Keyspace, Redis } from './client.js';
 import { arbitrageIndexKey, arbitrageKey, contestMember } from './contest-index.js';
 import { luaScript, type ScriptCall } from './script.js';
-import { EVENT_ARGS, eventArgs, histArgs, LOG_LIMITS, logKeys, logLua, type HistAppend, type LogAppend, type LogLimits } from './eventlog.js';
+import { EVENT_ARGS, eventArgs, histArgs, LOG_LIMITS, logKeys, logLua, NOW_MS_LUA, type HistAppend, type LogAppend, type LogLimits } from './eventlog.js';
 
 /** Every per-contest key kind of the hot state and its event log (the `closed` marker apart). */
 export const HOT_KINDS = ['vq', 'vqv', 'liq', 'liqv', 'depth', 'snap', 'state', 'ev', 'liqe', 'outl'] as const;
@@ -193,8 +193,8 @@ function hotCommands(redis: Redis, limits: LogLimits): HotCommands {
     readToCompute: luaScript(redis, READ_TO_COMPUTE_LUA),
     takenBefore: luaScript(
       redis,
-      `local t = redis.call('TIME')
-local before = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) - tonumber(ARGV[1])
+      `${NOW_MS_LUA}
+local before = now_ms() - tonumber(ARGV[1])
 return redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', '(' .. before, 'WITHSCORES', 'LIMIT', 0, tonumber(ARGV[2]))`,
     ),
     dropTaken: luaScript(redis, `if tonumber(redis.call('ZSCORE', KEYS[1], ARGV[1]) or '-1') == tonumber(ARGV[2]) then return redis.call('ZREM', KEYS[1], ARGV[1]) end return 0`),
