@@ -30,14 +30,17 @@
  *           latency (two thread hops included). The main thread's busy time per change
  *           (event-loop utilization) is what the pool costs the thread ingest and the stream run on.
  * Rounds alternate direct and pool (this machine's speed drifts, the cores are shared); figures are
- * the median of the rounds, with their range.
+ * the median of the rounds, with their range, after --warmup-rounds not counted (V8 compiles the
+ * code of both sides on helper threads then, which the CPU figures would otherwise carry). Both
+ * sides' CPU is the process's over the whole window with the same bookkeeping per change; the
+ * bench's own input building, timed on the direct side, is taken off both.
  * Targets: direct CPU per change ≤ 1 ms; pool wall time per change at saturation ≤ 1 ms (≥ 1,000
  * changes/s of such contests); pool overhead = pool CPU per change / direct CPU per change ≤ 1.3
  * (CPU, not wall time: a saturated pool keeps two threads busy, the main thread cloning while the
  * worker computes, so its wall time per change can hide what the hop costs); the pool computes what
  * the direct calls compute; every change had arbitrages and outliers to detect. Then the ingest
  * scenario runs (bench/ingest.ts; the compute it drives always detects) and its targets join these.
- *   npm run bench -- compute [--changes 1600] [--warmup 50] [--rounds 3] [--in-flight 8]
+ *   npm run bench -- compute [--changes 3200] [--warmup 50] [--rounds 5] [--warmup-rounds 1] [--in-flight 8]
  *                            [--threads 1] [--ingest-seconds 10]  (0 skips ingest)
  */
 import { parseArgs } from 'node:util';
@@ -71,9 +74,9 @@ interface Round {
 }
 
 interface DirectRound extends Round {
-  /** CPU time per call (the process's; the main thread alone works then), mean. */
+  /** The process's CPU over the window per change, less building the inputs. */
   cpu: number;
-  /** Building the inputs (the bench's own work, on the main thread in both sides), CPU per change. */
+  /** Building the inputs (the bench's own work, on the main thread in both sides), per change (its wall time: one thread runs it). */
   inputCpu: number;
   arbs: { min: number; mean: number; max: number };
   outliers: { min: number; mean: number; max: number };
@@ -100,19 +103,23 @@ class Chain {
   constructor(i: number) {
     this.changes = new ContestChanges({ seed: 1000 + i, contestId: `ct_bench_${i}` });
   }
-  record(out: LiquidityJobOutput, count: boolean): void {
+  /** Keeps the output as the chain's last; returns its arbitrages (counted when `count`). */
+  record(out: LiquidityJobOutput, count: boolean): number {
     this.prev = out.snapshotJson;
     this.outcome.snapshot = out.snapshotJson;
     this.outcome.positions = out.positionsJson;
-    if (!count) return;
+    if (!count) return 0;
+    const arbitrages = arbitrageCount(out);
     this.outcome.ticks += out.ticks.length;
     this.outcome.changed += out.changed.length;
     this.outcome.outliers += out.outliers.length;
-    this.outcome.arbitrages += arbitrageCount(out);
+    this.outcome.arbitrages += arbitrages;
+    return arbitrages;
   }
 }
 
 const cpuMs = (u: NodeJS.CpuUsage): number => (u.user + u.system) / 1000;
+
 
 const arbitrageCount = (out: LiquidityJobOutput): number => out.arbitragesJson.split('"arbitrage_id"').length - 1;
 
@@ -134,34 +141,36 @@ function directRound(inFlight: number, perChain: number, warmup: number): Direct
   const times: number[] = [];
   const arbs: number[] = [];
   const outliers: number[] = [];
-  let inputCpu = 0;
-  let cpu = 0;
+  let inputMs = 0;
   let ticks = 0;
   let changed = 0;
+  // Measured as the pool side is: the process's CPU over the whole window (GC and V8's helper
+  // threads included), with the same bookkeeping per change inside it, so neither side is spared
+  // what the other is charged. (A full collection before each window was tried: it shrinks the
+  // young generation, which then makes both sides slower and noisier.) Building the inputs is the
+  // bench's own work, timed here by the clock (the main thread alone runs it) and taken off both.
+  const cpu0 = process.cpuUsage();
   for (let k = 0; k < perChain; k++) {
     for (const c of chains) {
-      const i0 = process.cpuUsage();
+      const i0 = performance.now();
       const input = c.changes.next();
-      const c0 = process.cpuUsage();
       const t0 = performance.now();
       const out = runLiquidityJob({ input, prevJson: c.prev });
-      const t1 = performance.now();
-      cpu += cpuMs(process.cpuUsage(c0));
-      inputCpu += cpuMs(process.cpuUsage(i0)) - cpuMs(process.cpuUsage(c0));
-      times.push(t1 - t0);
-      c.record(out, true);
-      arbs.push(arbitrageCount(out));
+      times.push(performance.now() - t0);
+      inputMs += t0 - i0;
+      arbs.push(c.record(out, true));
       outliers.push(out.outliers.length);
       ticks += out.ticks.length;
       changed += out.changed.length;
     }
   }
+  const cpu = cpuMs(process.cpuUsage(cpu0));
   const n = times.length;
   return {
     ...figures(times),
     outcomes: chains.map((c) => c.outcome),
-    cpu: cpu / n,
-    inputCpu: inputCpu / n,
+    cpu: (cpu - inputMs) / n,
+    inputCpu: inputMs / n,
     arbs: spread(arbs),
     outliers: spread(outliers),
     ticksPerChange: ticks / n,
@@ -238,9 +247,10 @@ export default async function run(args: string[]): Promise<void> {
   const { values } = parseArgs({
     args,
     options: {
-      changes: { type: 'string', default: '1600' },
+      changes: { type: 'string', default: '3200' },
       warmup: { type: 'string', default: '50' },
-      rounds: { type: 'string', default: '3' },
+      rounds: { type: 'string', default: '5' },
+      'warmup-rounds': { type: 'string', default: '1' },
       'in-flight': { type: 'string', default: '8' },
       threads: { type: 'string', default: '1' },
       'ingest-seconds': { type: 'string', default: '10' },
@@ -250,13 +260,14 @@ export default async function run(args: string[]): Promise<void> {
   const perChain = Math.max(1, Math.round(Number(values.changes) / inFlight));
   const warmup = Number(values.warmup);
   const rounds = Number(values.rounds);
+  const warmupRounds = Number(values['warmup-rounds']);
   const threads = Number(values.threads);
   const ingestSeconds = Number(values['ingest-seconds']);
 
   const sample = new ContestChanges({ seed: 1000, contestId: 'ct_bench_0' });
   console.log(
     `bench compute: contests of ${sample.positionCount} positions × 5 venues (${sample.quoteCount} quotes), ${perChain * inFlight} changes per round ` +
-      `(${inFlight} contests, ${perChain} each, after ${warmup} warm-up changes each), ${rounds} rounds, pool of ${threads} thread(s) with ${inFlight} jobs in flight`,
+      `(${inFlight} contests, ${perChain} each, after ${warmup} warm-up changes each), ${rounds} rounds after ${warmupRounds} not counted, pool of ${threads} thread(s) with ${inFlight} jobs in flight`,
   );
 
   const pool = new ComputePool(threads);
@@ -266,6 +277,13 @@ export default async function run(args: string[]): Promise<void> {
   let matching = 0;
   let compared = 0;
   try {
+    // Warm-up rounds first, not counted: their CPU holds V8's optimizing compiles (on helper threads)
+    // of both sides' code, which a service pays once, not per change.
+    for (let r = 0; r < warmupRounds; r++) {
+      directRound(inFlight, perChain, warmup);
+      await poolRound(pool, inFlight, perChain, warmup);
+      await poolRound(pool, 1, Math.max(1, Math.round(perChain / 2)), warmup);
+    }
     for (let r = 0; r < rounds; r++) {
       const d = directRound(inFlight, perChain, warmup);
       const p = await poolRound(pool, inFlight, perChain, warmup);
