@@ -10,10 +10,10 @@
  * thread computes from the snapshot: a mirror only saves work, the stored snapshot is what counts.
  */
 import { Piscina } from 'piscina';
-import { ContestText, unpackPatch } from '../src/compute/contest-text.js';
+import { ContestText } from '../src/compute/contest-text.js';
 import { InputMirror } from '../src/compute/input-delta.js';
 import { jobOutput, runLiquidityJob, type LiquidityJobInput, type LiquidityJobOutput } from '../src/compute/job.js';
-import { unpackFindings, type LiquidityTask, type LiquidityTaskResult } from '../src/compute/liquidity-task.js';
+import { unpackStep, type LiquidityTask, type LiquidityTaskResult } from '../src/compute/liquidity-task.js';
 import { DEFAULT_RUN_CACHE_LIMITS, RunCache, type RunCacheLimits } from '../src/compute/run-cache.js';
 import type { TradeSignalTask, TradeSignalTaskOutput } from '../src/compute/trade-signals.js';
 import { threadFile } from './thread-file.js';
@@ -139,10 +139,11 @@ export class ComputePool {
         const res = await this.run<LiquidityTask, LiquidityTaskResult>(thread, { kind: 'delta', contestId: id, base, delta: m.inputs.wire(delta) });
         // The mirror is still at the run the thread continued from (another job of the contest may have moved it).
         if (res.kind === 'step' && m.text.run === base) {
-          this.applyOrDrop(id, () => m.text.apply(unpackPatch(res.patch)));
+          const { findings, patch } = unpackStep(res);
+          this.applyOrDrop(id, () => m.text.apply(patch));
           m.inputs.apply(delta);
           this.mirrors.set(id, m, now);
-          return jobOutput(m.text, unpackFindings(res.findings));
+          return jobOutput(m.text, findings);
         }
         this.deltaMisses++;
       }
@@ -155,9 +156,10 @@ export class ComputePool {
     }
     if (res.kind === 'miss') throw new Error(`compute thread answered a whole job of contest ${id} with a miss`);
     const fresh: Mirror = { text: new ContestText(), inputs: new InputMirror(job.input), quotes: quoteCount(job) };
-    this.applyOrDrop(id, () => fresh.text.apply(unpackPatch(res.patch)));
+    const { findings, patch } = unpackStep(res);
+    this.applyOrDrop(id, () => fresh.text.apply(patch));
     this.mirrors.set(id, fresh, now);
-    return jobOutput(fresh.text, unpackFindings(res.findings));
+    return jobOutput(fresh.text, findings);
   }
 
   /** Applies a patch to a mirror; a mirror a patch failed on is half changed, so it is dropped before the error goes on. */

@@ -16,7 +16,7 @@ import type { RunCacheLimits } from './run-cache.js';
 import { jsonFaithful, unwire, type WireDelta } from './input-delta.js';
 import { advanceOrDrop, liquidityRun, threadRuns } from './job.js';
 import type { LiquidityFindings, LiquidityJobInput, LiquidityJobOutput } from './job-types.js';
-import { packPatch, type WirePatch } from './contest-text.js';
+import { packPatch, unpackPatch, type TextPatch, type WirePatch } from './contest-text.js';
 
 export type LiquidityTask =
   | { kind: 'full'; job: LiquidityJobInput; limits?: RunCacheLimits }
@@ -24,25 +24,25 @@ export type LiquidityTask =
 
 export type LiquidityTaskResult =
   | { kind: 'miss' }
-  /** The run's findings and its text fragments (every one of them after a full task). */
-  | { kind: 'step'; findings: WireFindings; patch: WirePatch }
+  /**
+   * The run's text fragments (every one of them after a full task) and its findings: all but the
+   * signals as JSON, the patch's lead, when JSON gives them back as they are (ticks, entries and
+   * points are a few dozen small objects, which clone at ten times the cost of their text), else
+   * whole in `findings`.
+   */
+  | { kind: 'step'; patch: WirePatch; signals: LiquidityFindings['signals']; findings?: LiquidityFindings }
   /** An input a run refuses, computed from scratch: the whole output, no mirror. */
   | { kind: 'output'; output: LiquidityJobOutput };
 
-/**
- * A run's findings as they cross threads: all but the signals as one JSON text when JSON gives them
- * back as they are (ticks, entries and points are a few dozen small objects, which clone at ten
- * times the cost of their text), else as they are.
- */
-export type WireFindings = { json: string; signals: LiquidityFindings['signals'] } | { findings: LiquidityFindings };
-
-export function packFindings(f: LiquidityFindings): WireFindings {
-  const { signals, ...rest } = f;
-  return jsonFaithful(rest) ? { json: JSON.stringify(rest), signals } : { findings: f };
+function packStep(findings: LiquidityFindings, patch: TextPatch): LiquidityTaskResult {
+  const { signals, ...rest } = findings;
+  return jsonFaithful(rest) ? { kind: 'step', patch: packPatch(patch, JSON.stringify(rest)), signals } : { kind: 'step', patch: packPatch(patch), signals, findings };
 }
 
-export function unpackFindings(w: WireFindings): LiquidityFindings {
-  return 'findings' in w ? w.findings : { ...(JSON.parse(w.json) as Omit<LiquidityFindings, 'signals'>), signals: w.signals };
+/** The findings and text patch of a step result. */
+export function unpackStep(res: Extract<LiquidityTaskResult, { kind: 'step' }>): { findings: LiquidityFindings; patch: TextPatch } {
+  const { patch, lead } = unpackPatch(res.patch);
+  return { findings: res.findings ?? { ...(JSON.parse(lead) as Omit<LiquidityFindings, 'signals'>), signals: res.signals }, patch };
 }
 
 export function runLiquidityTask(task: LiquidityTask): LiquidityTaskResult {
@@ -58,11 +58,11 @@ export function runLiquidityTask(task: LiquidityTask): LiquidityTaskResult {
       return { kind: 'miss' };
     }
     runs.set(task.contestId, run, now);
-    return { kind: 'step', findings: packFindings(step.findings), patch: packPatch(step.patch) };
+    return packStep(step.findings, step.patch);
   }
   if (task.limits) runs.limit(task.limits);
   // The thread keeps no texts (the caller does), so a whole job always starts from the snapshot: its patch has every fragment.
   const r = liquidityRun(task.job, runs, false);
   if ('output' in r) return { kind: 'output', output: r.output };
-  return { kind: 'step', findings: packFindings(r.step.findings), patch: packPatch(r.step.patch) };
+  return packStep(r.step.findings, r.step.patch);
 }
