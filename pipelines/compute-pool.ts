@@ -12,7 +12,7 @@
 import { Piscina } from 'piscina';
 import { ContestText } from '../src/compute/contest-text.js';
 import { InputMirror } from '../src/compute/input-delta.js';
-import { jobOutput, runLiquidityJob, type LiquidityJobInput, type LiquidityJobOutput } from '../src/compute/job.js';
+import { jobOutput, runLiquidityJob, threadRuns, type LiquidityJobInput, type LiquidityJobOutput } from '../src/compute/job.js';
 import { unpackStep, type LiquidityTask, type LiquidityTaskResult } from '../src/compute/liquidity-task.js';
 import { DEFAULT_RUN_CACHE_LIMITS, RunCache, type RunCacheLimits } from '../src/compute/run-cache.js';
 import type { TradeSignalTask, TradeSignalTaskOutput } from '../src/compute/trade-signals.js';
@@ -109,6 +109,20 @@ export class ComputePool {
     } finally {
       this.inFlight[thread]!--;
     }
+  }
+
+  /**
+   * The snapshot texts this process last handed out for a contest (its mirror's, its inline run's):
+   * when one of them is the stored snapshot, a job's read need not bring the snapshot back
+   * (HotState.readVenueStateToCompute), and the job is computed against the text in hand.
+   */
+  heldSnapshots(contestId: string): string[] {
+    const out: string[] = [];
+    const mirrored = this.mirrors.peek(contestId)?.text.handedOut();
+    if (mirrored) out.push(mirrored);
+    const inline = threadRuns.peek(contestId)?.heldSnapshot();
+    if (inline && inline !== mirrored) out.push(inline);
+    return out;
   }
 
   liquidity(job: LiquidityJobInput): Promise<LiquidityJobOutput> {

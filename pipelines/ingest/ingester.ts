@@ -62,6 +62,8 @@ export interface IngesterDeps {
   maxSeen?: number;
   /** How long a fast-path computation may take before its contest is queued (default FAST_PATH_GRACE_MS). */
   fastPathGraceMs?: number;
+  /** How often those are looked for (default FAST_PATH_SWEEP_MS; 0: never, tests call queueUnfinishedFastPaths). */
+  fastPathSweepMs?: number;
 }
 
 const REFRESH_MS = QUOTE_RECONFIRM_MS;
@@ -181,9 +183,12 @@ export class Ingester {
     trickle.unref();
     this.timers.push(trickle);
     // Also what a fast path of an earlier life of this process took and never stored (it died).
-    const taken = setInterval(() => void this.queueUnfinishedFastPaths(), FAST_PATH_SWEEP_MS);
-    taken.unref();
-    this.timers.push(taken);
+    const sweepMs = this.d.fastPathSweepMs ?? FAST_PATH_SWEEP_MS;
+    if (sweepMs > 0) {
+      const taken = setInterval(() => void this.queueUnfinishedFastPaths(), sweepMs);
+      taken.unref();
+      this.timers.push(taken);
+    }
   }
 
   /** Queues the contests whose fast-path computation was taken too long ago and is not stored. */

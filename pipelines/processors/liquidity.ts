@@ -147,7 +147,7 @@ export class LiquidityProcessor {
   skipped = 0;
 
   private async process(contestId: string): Promise<void> {
-    const [meta, state] = await Promise.all([this.contestMeta(contestId), this.d.hot.readVenueStateToCompute<StoredQuote>(contestId)]);
+    const [meta, state] = await Promise.all([this.contestMeta(contestId), this.d.hot.readVenueStateToCompute<StoredQuote>(contestId, this.d.compute.heldSnapshots(contestId))]);
     if (!state) {
       this.skipped++;
       return;

@@ -321,6 +321,11 @@ export class ContestRun {
     return this.text !== null && this.text.holds(json);
   }
 
+  /** The snapshot text this run last handed out (null when it keeps no texts, or handed none out since its last step). */
+  heldSnapshot(): string | null {
+    return this.text?.handedOut() ?? null;
+  }
+
   /**
    * An estimate of the memory the run holds (bytes): its texts (when it keeps them) and its objects,
    * per quote (flags, entries, partner_liquidities and their JSON) and per position.

@@ -386,6 +386,11 @@ export class ContestText {
     return (this.lastAnswer = s + ']');
   }
 
+  /** The snapshot text snapshotJson last handed out, if no patch came since (null otherwise). */
+  handedOut(): string | null {
+    return this.lastSnapshot;
+  }
+
   /** The stored snapshot as JSON (the same string until the next patch). */
   snapshotJson(): string {
     return (this.lastSnapshot ??= this.assembleSnapshot());

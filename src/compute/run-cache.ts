@@ -64,6 +64,11 @@ export class RunCache<V> {
     return e.value;
   }
 
+  /** The entry of `key` as it is, neither made recent nor checked for idleness (a hint; get() decides). */
+  peek(key: string): V | undefined {
+    return this.map.get(key)?.value;
+  }
+
   /** Stores (or re-stores, with its size now) `value` as used at `nowMs`, then keeps within the limits. */
   set(key: string, value: V, nowMs: number): void {
     const old = this.map.get(key);

@@ -19,6 +19,7 @@ const hanging = {
     process.stdout.write('taken\n');
     return new Promise(() => undefined);
   },
+  heldSnapshots: () => [],
   close: async () => undefined,
 } as unknown as ComputePool;
 new LiquidityProcessor({

@@ -51,6 +51,7 @@ export function frozenSimPipeline(s: TestStack, seed: number, startMs: number, n
     hot,
     ingester,
     processor,
+    compute,
     async stop() {
       await stop();
       await processor.close();

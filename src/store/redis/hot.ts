@@ -158,17 +158,33 @@ for i = 3, #KEYS do redis.call('PEXPIREAT', KEYS[i], at) end
 return at
 `;
 
-// KEYS: vqv, liqv, vq, snap, fastp; ARGV: contest. {version} alone when the stored computation covers
-// that venue state already (its result would lose the compare-and-set anyway; a fast-path mark is
-// done with), else {version, quotes, snapshot or ''}.
+// KEYS: vqv, liqv, vq, snap, fastp; ARGV: contest, then the run prefixes (`{"run":"<id>"`) of the
+// snapshot texts the caller holds. {version} alone when the stored computation covers that venue
+// state already (its result would lose the compare-and-set anyway; a fast-path mark is done with),
+// else {version, quotes, snapshot}: '=k' when the stored snapshot begins with the k-th prefix (a run
+// id names one text: it is the one the caller holds), else the snapshot or ''.
 const READ_TO_COMPUTE_LUA = `
 local v = tonumber(redis.call('GET', KEYS[1]) or '0')
 if tonumber(redis.call('GET', KEYS[2]) or '-1') >= v then
   redis.call('ZREM', KEYS[5], ARGV[1])
   return {v}
 end
-return {v, redis.call('HVALS', KEYS[3]), redis.call('GET', KEYS[4]) or ''}
+local snap = nil
+for k = 2, #ARGV do
+  if redis.call('GETRANGE', KEYS[4], 0, #ARGV[k] - 1) == ARGV[k] then
+    snap = '=' .. (k - 1)
+    break
+  end
+end
+return {v, redis.call('HVALS', KEYS[3]), snap or redis.call('GET', KEYS[4]) or ''}
 `;
+
+/** The run prefix of a stored snapshot text (`{"run":"<id>"`), or null for a text without one. */
+export function snapshotRunPrefix(text: string): string | null {
+  if (!text.startsWith('{"run":"')) return null;
+  const end = text.indexOf('"', 8);
+  return end > 8 ? text.slice(0, end + 1) : null;
+}
 
 /** The write scripts, built with one set of log limits; each takes its keys and its arguments. */
 interface HotCommands {
@@ -342,14 +358,34 @@ export class HotState {
    * Compute: readVenueState, or null when the stored computation already covers the venue state as
    * it is (a queued job after the co-located fast path computed the change, a retried job): one
    * round trip of a few bytes instead of every quote and the snapshot, and no computation whose
-   * write would only lose the compare-and-set.
+   * write would only lose the compare-and-set. `held`: snapshot texts the caller has in hand (the
+   * last its runs handed out); when the stored snapshot is one of them (by its run id) it is not
+   * sent back, and the read returns that text (on a warm contest, the largest part of the read).
    */
-  async readVenueStateToCompute<Q>(contestId: string): Promise<VenueStateRead<Q> | null> {
-    const res = await this.cmd.readToCompute([this.k('vqv', contestId), this.k('liqv', contestId), this.k('vq', contestId), this.k('snap', contestId), this.fastPathKey], [contestId]);
+  async readVenueStateToCompute<Q>(contestId: string, held: readonly string[] = []): Promise<VenueStateRead<Q> | null> {
+    const offered: string[] = [];
+    const prefixes: string[] = [];
+    for (const text of held) {
+      const p = snapshotRunPrefix(text);
+      if (p === null) continue;
+      offered.push(text);
+      prefixes.push(p);
+    }
+    const res = await this.cmd.readToCompute([this.k('vqv', contestId), this.k('liqv', contestId), this.k('vq', contestId), this.k('snap', contestId), this.fastPathKey], [contestId, ...prefixes]);
     if (res.length === 1) return null;
     const [version, vals, snapshot] = res;
-    return { version: Number(version), quotes: vals.map((v) => JSON.parse(v) as Q), snapshot: snapshot === '' ? null : snapshot };
+    const quotes = vals.map((v) => JSON.parse(v) as Q);
+    if (snapshot.startsWith('=')) {
+      const text = offered[Number(snapshot.slice(1)) - 1];
+      if (text === undefined) throw new Error(`the venue-state read named held snapshot ${snapshot} of ${offered.length}`);
+      this.heldSnapshotReads++;
+      return { version: Number(version), quotes, snapshot: text };
+    }
+    return { version: Number(version), quotes, snapshot: snapshot === '' ? null : snapshot };
   }
+
+  /** Venue-state reads whose snapshot was one the caller held (not sent back; metrics, tests). */
+  heldSnapshotReads = 0;
 
   /**
    * Compute: stores the computed liquidity, depth and snapshot unless a newer version is there, and

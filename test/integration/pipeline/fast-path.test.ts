@@ -6,6 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { logKeys, toLogEvent } from '../../../src/store/redis/eventlog.js';
+import { snapshotRunPrefix } from '../../../src/store/redis/hot.js';
 import { buildSimCatalog } from '../../../src/sim/index.js';
 import { eventually } from '../../support/e2e.js';
 import { frozenSimPipeline } from '../../support/sim-ingester.js';
@@ -74,8 +75,63 @@ describe('the co-located fast path', () => {
     }
   });
 
+  it('a read offered the snapshot text this process handed out does not bring it back; another writer’s is read whole', async () => {
+    const p = frozenSimPipeline(s, 7, NOW, () => NOW);
+    try {
+      const r = await ready(p, [0.27, 0.73]);
+      const prices = [r.price, r.price + 0.01, r.price + 0.02].map((x) => Number(x.toFixed(2)));
+      const move = (price: number) => p.market.setQuote({ partner_id: 'sim_exchange', position_hash: r.position, price, available: 500 });
+      p.ingester.fastPath = p.processor.fastPath;
+      move(prices[0]!);
+      await p.ingester.flush();
+      await eventually(() => p.hot.liquidity(r.contest), (j) => entries(j).some((e) => e.liquidity_hash === r.target.liquidity_hash && e.price === prices[0]), 5_000);
+      const key = s.rt.ks.k('snap', r.contest);
+      // The stored snapshot is the last this process handed out (once no computation is in flight).
+      p.ingester.fastPath = null;
+      const { stored, held } = await eventually(
+        async () => {
+          await new Promise((res) => setTimeout(res, 100));
+          return { stored: (await s.rt.redis.get(key))!, held: p.compute.heldSnapshots(r.contest) };
+        },
+        (q) => q.held.includes(q.stored),
+        5_000,
+      );
+
+      // A change not computed yet (no fast path, the worker paused): the read names the text in hand.
+      expect(held).toContain(stored);
+      move(prices[1]!);
+      await p.ingester.flush();
+      const before = p.hot.heldSnapshotReads;
+      const warm = await p.hot.readVenueStateToCompute(r.contest, held);
+      expect(warm!.snapshot).toBe(held[held.indexOf(stored)]);
+      expect(p.hot.heldSnapshotReads).toBe(before + 1);
+      // Texts without a run id are not offered; none held reads the snapshot whole.
+      expect((await p.hot.readVenueStateToCompute(r.contest, ['{"contest_id":"x"}']))!.snapshot).toBe(stored);
+      expect((await p.hot.readVenueStateToCompute(r.contest))!.snapshot).toBe(stored);
+
+      // Another writer's snapshot (the same content under another run id) is read whole.
+      const other = stored.replace(/^\{"run":"[^"]*"/, '{"run":"elsewhere.1"');
+      await s.rt.redis.set(key, other);
+      const cold = await p.hot.readVenueStateToCompute(r.contest, held);
+      expect(cold!.snapshot).toBe(other);
+      expect(p.hot.heldSnapshotReads).toBe(before + 1);
+
+      // Computed from the state as it is then (the second change was folded into the third, as
+      // changes that come faster than they are computed are), each change reaches the log once.
+      p.ingester.fastPath = p.processor.fastPath;
+      move(prices[2]!);
+      await p.ingester.flush();
+      await eventually(() => p.hot.liquidity(r.contest), (j) => entries(j).some((e) => e.liquidity_hash === r.target.liquidity_hash && e.price === prices[2]), 5_000);
+      expect((await r.changes()).map((e) => e.price)).toEqual([prices[0], prices[2]]);
+      expect(snapshotRunPrefix((await s.rt.redis.get(key))!)).not.toBe('{"run":"elsewhere.1"');
+    } finally {
+      await p.stop();
+    }
+  });
+
   it('queues a contest whose fast path took its change and never stored it (its process died); the job computes the change', async () => {
-    const p = frozenSimPipeline(s, 7, NOW, () => NOW, { fastPathGraceMs: 300 });
+    // The ingester's own sweep is off: the test runs it, so the sweep cannot queue the contest first.
+    const p = frozenSimPipeline(s, 7, NOW, () => NOW, { fastPathGraceMs: 300, fastPathSweepMs: 0 });
     try {
       const r = await ready(p, [0.34, 0.66]);
       // A fast path that takes the change and dies before computing it.
