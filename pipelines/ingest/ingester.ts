@@ -98,6 +98,15 @@ const FAST_PATH_SWEEP_MAX = 500;
  */
 const RECONFIRM_TICK_MS = 50;
 const RECONFIRM_SPREAD_TICKS = 20;
+/**
+ * A contest is recomputed for re-confirmations at most once per RECONFIRM_RECOMPUTE_MS (counted from
+ * its last recomputation for any cause): such a recomputation only moves `as_of` values in the REST
+ * answer, and every quote re-confirms every 10-20 s, so without this bound a contest of fifty
+ * quotes was recomputed about once a second at rest, about a fifth of a loaded service's work.
+ * Staleness does not wait on it (the stored venue state is what the stale sweep reads), and a quote
+ * re-confirmed after its venue's freshness bound ran out (it read stale) is recomputed at once.
+ */
+export const RECONFIRM_RECOMPUTE_MS = 10_000;
 /** After a flush Redis refused, the next attempt (a changed quote also triggers one). */
 const RETRY_FLUSH_MS = 100;
 const MAX_PENDING_TICKS = 200_000;
@@ -134,6 +143,11 @@ export class Ingester {
   private readonly moved = new Set<string>();
   /** Contests whose venue state holds re-confirmations not yet recomputed (see RECONFIRM_TICK_MS). */
   private readonly reconfirmed = new Set<string>();
+  /** When each contest's recomputation was last queued or taken (oldest first; pruned past RECONFIRM_RECOMPUTE_MS). */
+  private readonly recomputedAt = new Map<string, number>();
+  /** Re-confirmed contests waiting out RECONFIRM_RECOMPUTE_MS, by the second they are due, and each one's second. */
+  private readonly reconfirmDue = new Map<number, Set<string>>();
+  private readonly reconfirmDueOf = new Map<string, number>();
   private retryTimer: NodeJS.Timeout | null = null;
   private stopped = false;
   /**
@@ -315,7 +329,10 @@ export class Ingester {
     const reconfirmOnly = !moved && seen.levels === levels && seen.side === q.venue_side_key;
     if (reconfirmOnly && q.ts_init - seen.at < seen.refreshMs) return;
     if (moved) this.addTick(key.contest_id, q);
-    if (!reconfirmOnly) this.moved.add(key.contest_id);
+    // A re-confirmation after the venue's freshness bound ran out brings a stale quote back: shown at once.
+    const bound = this.freshness.get(q.partner_id);
+    const revived = reconfirmOnly && bound != null && q.ts_init - seen.at >= bound;
+    if (!reconfirmOnly || revived) this.moved.add(key.contest_id);
     // A closed contest's straggling quotes still reach its (expiring) hot state, but are not remembered.
     if (!this.closed.has(key.contest_id)) {
       if (!bySeen) this.lastSeen.set(key.contest_id, (bySeen = new Map()));
@@ -453,10 +470,10 @@ export class Ingester {
           // The venue state is stored: a failed enqueue only delays the recomputation (the next
           // change, or the retry of this one, queues it; a lost job is recomputed by the next).
           if (quotes.size && !moved && this.d.autoFlush !== false) {
-            this.reconfirmed.add(contestId);
+            this.noteReconfirmed(contestId);
             return;
           }
-          this.reconfirmed.delete(contestId);
+          if (quotes.size) this.noteRecomputed(contestId);
           if (fast) {
             this.fastPathTaken++;
             this.fastPath!.compute(contestId);
@@ -527,13 +544,56 @@ export class Ingester {
     }
   }
 
+  /** A contest whose write held re-confirmations only: recomputed at the trickle once RECONFIRM_RECOMPUTE_MS passed since its last recomputation. */
+  private noteReconfirmed(contestId: string): void {
+    if (this.reconfirmed.has(contestId) || this.reconfirmDueOf.has(contestId)) return;
+    const last = this.recomputedAt.get(contestId);
+    if (last === undefined || this.d.now() - last >= RECONFIRM_RECOMPUTE_MS) {
+      this.reconfirmed.add(contestId);
+      return;
+    }
+    const second = Math.ceil((last + RECONFIRM_RECOMPUTE_MS) / 1000);
+    let due = this.reconfirmDue.get(second);
+    if (!due) this.reconfirmDue.set(second, (due = new Set()));
+    due.add(contestId);
+    this.reconfirmDueOf.set(contestId, second);
+  }
+
+  /** A contest's recomputation is queued or taken now: it covers every re-confirmation stored so far. */
+  private noteRecomputed(contestId: string): void {
+    const now = this.d.now();
+    this.reconfirmed.delete(contestId);
+    const second = this.reconfirmDueOf.get(contestId);
+    if (second !== undefined) {
+      this.reconfirmDueOf.delete(contestId);
+      const due = this.reconfirmDue.get(second);
+      due?.delete(contestId);
+      if (due?.size === 0) this.reconfirmDue.delete(second);
+    }
+    this.recomputedAt.delete(contestId);
+    this.recomputedAt.set(contestId, now);
+    for (const [c, at] of this.recomputedAt) {
+      if (now - at < RECONFIRM_RECOMPUTE_MS) break;
+      this.recomputedAt.delete(c);
+    }
+  }
+
   /** Queues the recomputation of a share of the re-confirmed contests (all within RECONFIRM_SPREAD_TICKS ticks). */
   private async recomputeReconfirmed(): Promise<void> {
+    const nowS = this.d.now() / 1000;
+    for (const [second, due] of this.reconfirmDue) {
+      if (second > nowS) continue;
+      this.reconfirmDue.delete(second);
+      for (const c of due) {
+        this.reconfirmDueOf.delete(c);
+        this.reconfirmed.add(c);
+      }
+    }
     if (this.reconfirmed.size === 0) return;
     const n = Math.max(1, Math.ceil(this.reconfirmed.size / RECONFIRM_SPREAD_TICKS));
     const take = [...this.reconfirmed].slice(0, n);
     for (const contestId of take) {
-      this.reconfirmed.delete(contestId);
+      this.noteRecomputed(contestId);
       try {
         await this.d.producer.enqueue(contestId);
       } catch {
@@ -629,10 +689,12 @@ export class Ingester {
     // next one. Flush until nothing is pending, or until Redis refuses (they cannot be written now).
     while ((await this.flush()) && (this.pending.size > 0 || this.pendingTicks.size > 0));
     // What the trickle has not queued yet is queued now: a stopped ingester leaves no contest behind its venue state.
-    for (const contestId of [...this.reconfirmed]) {
+    for (const contestId of new Set([...this.reconfirmed, ...this.reconfirmDueOf.keys()])) {
       this.reconfirmed.delete(contestId);
       await this.d.producer.enqueue(contestId).catch(() => undefined);
     }
+    this.reconfirmDue.clear();
+    this.reconfirmDueOf.clear();
     const all = new Set([...this.d.adapters, ...this.attached.values()]);
     await Promise.all([...all].map((a) => a.close().catch(() => undefined)));
   }
