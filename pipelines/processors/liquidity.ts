@@ -19,7 +19,7 @@ import { partnerNames } from '../../src/store/pg/catalog.js';
 import { ContestCatalogCache, type ContestCatalog } from '../contest-catalog.js';
 import type { Pool } from '../../src/store/pg/pool.js';
 import type { Keyspace } from '../../src/store/redis/client.js';
-import type { HotState } from '../../src/store/redis/hot.js';
+import type { HotState, VenueStateRead } from '../../src/store/redis/hot.js';
 import type { ComputePool } from '../compute-pool.js';
 import { QUEUE_NAMES, queueOptions, type JobMap } from '../queues.js';
 import type { HistAppend, LogAppend } from '../../src/store/redis/eventlog.js';
@@ -131,9 +131,10 @@ export class LiquidityProcessor {
     release: (): void => {
       this.localRuns--;
     },
-    compute: (contestId: string): void => {
+    held: (contestId: string): readonly string[] => this.d.compute.heldSnapshots(contestId),
+    compute: (contestId: string, state: VenueStateRead<StoredQuote>): void => {
       this.fastPathRuns++;
-      this.process(contestId)
+      this.process(contestId, state)
         .catch((err: unknown) => this.d.log.warn({ err, contest_id: contestId }, 'fast-path computation failed; its contest is queued once its mark is old enough'))
         .finally(() => this.localRuns--);
     },
@@ -146,8 +147,9 @@ export class LiquidityProcessor {
   /** Jobs that found their venue state computed already (by the fast path, or an earlier run). */
   skipped = 0;
 
-  private async process(contestId: string): Promise<void> {
-    const [meta, state] = await Promise.all([this.contestMeta(contestId), this.d.hot.readVenueStateToCompute<StoredQuote>(contestId, this.d.compute.heldSnapshots(contestId))]);
+  /** Computes a contest from its venue state: `given` (the fast path's write answered it), else read now. */
+  private async process(contestId: string, given?: VenueStateRead<StoredQuote>): Promise<void> {
+    const [meta, state] = await Promise.all([this.contestMeta(contestId), given ?? this.d.hot.readVenueStateToCompute<StoredQuote>(contestId, this.d.compute.heldSnapshots(contestId))]);
     if (!state) {
       this.skipped++;
       return;

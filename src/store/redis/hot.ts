@@ -48,11 +48,13 @@ local function follow_closed(from, to)
 end
 `;
 
-// KEYS: closed, hist, lqp, vq, vqv, outl, fastp; ARGV: n, then n field/value args, then m, then m/3
-// history triples, then p, then p liquidity_hash/position_hash args (indexed only while the contest
-// is open: a late quote of a closed one must not bring its fields back), then the contest and 1
-// when a fast-path computation takes the change (marked at Redis' clock), else 0. Returns the new
-// venue-state version.
+// KEYS: closed, hist, lqp, vq, vqv, outl, fastp, snap; ARGV: n, then n field/value args, then m,
+// then m/3 history triples, then p, then p liquidity_hash/position_hash args (indexed only while the
+// contest is open: a late quote of a closed one must not bring its fields back), then the contest
+// and 1 when a fast-path computation takes the change (marked at Redis' clock), else 0, then (fast
+// path) the run prefixes of the snapshot texts the caller holds. Returns the new venue-state
+// version; on the fast path {version, quotes, snapshot} as READ_TO_COMPUTE_LUA does (the
+// computation needs no read of its own).
 const WRITE_QUOTES_LUA = (log: string) => `${FOLLOW_CLOSED_LUA}${log}
 local n = tonumber(ARGV[1])
 -- In slices: unpack is bounded by Lua's C stack (about 8000 values).
@@ -65,9 +67,18 @@ if p > 0 and redis.call('EXISTS', KEYS[1]) == 0 then
   local from = n + 4 + m
   for i = from, from + p - 1, 2000 do redis.call('HSET', KEYS[3], unpack(ARGV, i, math.min(i + 1999, from + p - 1))) end
 end
-if ARGV[n + 5 + m + p] == '1' then redis.call('ZADD', KEYS[7], now_ms(), ARGV[n + 4 + m + p]) end
+local fast = ARGV[n + 5 + m + p] == '1'
+if fast then redis.call('ZADD', KEYS[7], now_ms(), ARGV[n + 4 + m + p]) end
 follow_closed(4, 6)
-return v
+if not fast then return v end
+local snap = nil
+for k = n + 6 + m + p, #ARGV do
+  if redis.call('GETRANGE', KEYS[8], 0, #ARGV[k] - 1) == ARGV[k] then
+    snap = '=' .. (k - n - 5 - m - p)
+    break
+  end
+end
+return {v, redis.call('HVALS', KEYS[4]), snap or redis.call('GET', KEYS[8]) or ''}
 `;
 
 // KEYS: closed, feed, hist, liq, depth, snap, liqv, ev, liqe, outl, arb, arbidx, vqv, fastp (the last
@@ -179,6 +190,19 @@ end
 return {v, redis.call('HVALS', KEYS[3]), snap or redis.call('GET', KEYS[4]) or ''}
 `;
 
+/** The held snapshot texts a read can name (those with a run id), and their run prefixes. */
+function offerHeld(held: readonly string[]): { texts: string[]; prefixes: string[] } {
+  const texts: string[] = [];
+  const prefixes: string[] = [];
+  for (const text of held) {
+    const p = snapshotRunPrefix(text);
+    if (p === null) continue;
+    texts.push(text);
+    prefixes.push(p);
+  }
+  return { texts, prefixes };
+}
+
 /** The run prefix of a stored snapshot text (`{"run":"<id>"`), or null for a text without one. */
 export function snapshotRunPrefix(text: string): string | null {
   if (!text.startsWith('{"run":"')) return null;
@@ -188,7 +212,7 @@ export function snapshotRunPrefix(text: string): string | null {
 
 /** The write scripts, built with one set of log limits; each takes its keys and its arguments. */
 interface HotCommands {
-  writeQuotes: ScriptCall<number>;
+  writeQuotes: ScriptCall<number | [number, string[], string]>;
   writeComputed: ScriptCall<0 | [1, string]>;
   writeState: ScriptCall<number>;
   append: ScriptCall<string>;
@@ -286,7 +310,22 @@ export class HotState {
    * Ingest: stores the latest quotes of one contest and bumps its version, in one round trip, with
    * the tick-history rows of the changes among them appended to the log in the same step.
    */
-  async writeQuotes(contestId: string, quotes: { liquidity_hash: string; position_hash?: string }[], hist: readonly HistAppend[] = [], fastPath = false): Promise<number> {
+  async writeQuotes(contestId: string, quotes: { liquidity_hash: string; position_hash?: string }[], hist: readonly HistAppend[] = []): Promise<number> {
+    return Number(await this.sendQuotes(contestId, quotes, hist, null));
+  }
+
+  /**
+   * writeQuotes for a computation that takes the change at once (the co-located fast path): the same
+   * write also marks the contest taken and answers what the computation needs, as
+   * readVenueStateToCompute does (`held` likewise), in the same round trip.
+   */
+  async writeQuotesTaking<Q>(contestId: string, quotes: { liquidity_hash: string; position_hash?: string }[], hist: readonly HistAppend[], held: readonly string[]): Promise<VenueStateRead<Q>> {
+    const offered = offerHeld(held);
+    const res = (await this.sendQuotes(contestId, quotes, hist, offered.prefixes)) as [number, string[], string];
+    return this.venueStateRead<Q>(res[0], res[1], res[2], offered.texts);
+  }
+
+  private sendQuotes(contestId: string, quotes: { liquidity_hash: string; position_hash?: string }[], hist: readonly HistAppend[], held: readonly string[] | null): Promise<number | [number, string[], string]> {
     const args: string[] = [];
     const index: string[] = [];
     for (const q of quotes) {
@@ -294,11 +333,9 @@ export class HotState {
       if (q.position_hash !== undefined) index.push(q.liquidity_hash, q.position_hash);
     }
     const h = histArgs(hist);
-    return Number(
-      await this.cmd.writeQuotes(
-        [this.k('closed', contestId), this.log.hist, this.positionIndexKey, this.k('vq', contestId), this.k('vqv', contestId), this.log.outliers(contestId), this.fastPathKey],
-        [args.length, ...args, h.length, ...h, index.length, ...index, contestId, fastPath ? 1 : 0],
-      ),
+    return this.cmd.writeQuotes(
+      [this.k('closed', contestId), this.log.hist, this.positionIndexKey, this.k('vq', contestId), this.k('vqv', contestId), this.log.outliers(contestId), this.fastPathKey, this.k('snap', contestId)],
+      [args.length, ...args, h.length, ...h, index.length, ...index, contestId, held ? 1 : 0, ...(held ?? [])],
     );
   }
 
@@ -363,17 +400,14 @@ export class HotState {
    * sent back, and the read returns that text (on a warm contest, the largest part of the read).
    */
   async readVenueStateToCompute<Q>(contestId: string, held: readonly string[] = []): Promise<VenueStateRead<Q> | null> {
-    const offered: string[] = [];
-    const prefixes: string[] = [];
-    for (const text of held) {
-      const p = snapshotRunPrefix(text);
-      if (p === null) continue;
-      offered.push(text);
-      prefixes.push(p);
-    }
-    const res = await this.cmd.readToCompute([this.k('vqv', contestId), this.k('liqv', contestId), this.k('vq', contestId), this.k('snap', contestId), this.fastPathKey], [contestId, ...prefixes]);
+    const offered = offerHeld(held);
+    const res = await this.cmd.readToCompute([this.k('vqv', contestId), this.k('liqv', contestId), this.k('vq', contestId), this.k('snap', contestId), this.fastPathKey], [contestId, ...offered.prefixes]);
     if (res.length === 1) return null;
-    const [version, vals, snapshot] = res;
+    return this.venueStateRead<Q>(res[0], res[1], res[2], offered.texts);
+  }
+
+  /** A venue-state read as the scripts answer it: `=k` names the k-th text offered. */
+  private venueStateRead<Q>(version: number, vals: string[], snapshot: string, offered: readonly string[]): VenueStateRead<Q> {
     const quotes = vals.map((v) => JSON.parse(v) as Q);
     if (snapshot.startsWith('=')) {
       const text = offered[Number(snapshot.slice(1)) - 1];

@@ -4,7 +4,7 @@
  * clearing the mark; a fast path that never finishes (its process died) is queued once its mark is
  * older than the grace, and that job computes the change. Real Redis and BullMQ, the simulator frozen.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { logKeys, toLogEvent } from '../../../src/store/redis/eventlog.js';
 import { snapshotRunPrefix } from '../../../src/store/redis/hot.js';
 import { buildSimCatalog } from '../../../src/sim/index.js';
@@ -59,9 +59,12 @@ describe('the co-located fast path', () => {
     try {
       const r = await ready(p, [0.21, 0.79]);
       p.ingester.fastPath = p.processor.fastPath;
+      const reads = vi.spyOn(p.hot, 'readVenueStateToCompute');
       p.market.setQuote({ partner_id: 'sim_exchange', position_hash: r.position, price: r.price, available: 500 });
       await p.ingester.flush();
       await eventually(() => p.hot.liquidity(r.contest), r.priced, 5_000);
+      // Computed from the venue state its write answered: no read of its own.
+      expect(reads).not.toHaveBeenCalled();
       expect(p.processor.fastPathRuns).toBeGreaterThanOrEqual(1);
       expect(p.ingester.fastPathTaken).toBeGreaterThanOrEqual(1);
       expect(await r.changes()).toHaveLength(1);
@@ -136,7 +139,7 @@ describe('the co-located fast path', () => {
       const r = await ready(p, [0.34, 0.66]);
       // A fast path that takes the change and dies before computing it.
       let taken = 0;
-      p.ingester.fastPath = { reserve: () => true, release: () => undefined, compute: () => void taken++ };
+      p.ingester.fastPath = { reserve: () => true, release: () => undefined, held: () => [], compute: () => void taken++ };
       p.market.setQuote({ partner_id: 'sim_exchange', position_hash: r.position, price: r.price, available: 500 });
       await p.ingester.flush();
       expect(taken).toBe(1);
