@@ -48,6 +48,18 @@ local function follow_closed(from, to)
 end
 `;
 
+// The snapshot a computation starts from, given ARGV[from ..] = the run prefixes of the snapshot
+// texts the caller holds: '=k' when the stored one begins with the k-th (a run id names one text:
+// it is the one the caller holds, so it is not sent back), else the snapshot, or '' when none.
+const HELD_SNAPSHOT_LUA = `
+local function held_or_snapshot(snapKey, from)
+  for k = from, #ARGV do
+    if redis.call('GETRANGE', snapKey, 0, #ARGV[k] - 1) == ARGV[k] then return '=' .. (k - from + 1) end
+  end
+  return redis.call('GET', snapKey) or ''
+end
+`;
+
 // KEYS: closed, hist, lqp, vq, vqv, outl, fastp, snap; ARGV: n, then n field/value args, then m,
 // then m/3 history triples, then p, then p liquidity_hash/position_hash args (indexed only while the
 // contest is open: a late quote of a closed one must not bring its fields back), then the contest
@@ -55,7 +67,7 @@ end
 // path) the run prefixes of the snapshot texts the caller holds. Returns the new venue-state
 // version; on the fast path {version, quotes, snapshot} as READ_TO_COMPUTE_LUA does (the
 // computation needs no read of its own).
-const WRITE_QUOTES_LUA = (log: string) => `${FOLLOW_CLOSED_LUA}${log}
+const WRITE_QUOTES_LUA = (log: string) => `${FOLLOW_CLOSED_LUA}${HELD_SNAPSHOT_LUA}${log}
 local n = tonumber(ARGV[1])
 -- In slices: unpack is bounded by Lua's C stack (about 8000 values).
 for i = 2, n + 1, 2000 do redis.call('HSET', KEYS[4], unpack(ARGV, i, math.min(i + 1999, n + 1))) end
@@ -71,14 +83,7 @@ local fast = ARGV[n + 5 + m + p] == '1'
 if fast then redis.call('ZADD', KEYS[7], now_ms(), ARGV[n + 4 + m + p]) end
 follow_closed(4, 6)
 if not fast then return v end
-local snap = nil
-for k = n + 6 + m + p, #ARGV do
-  if redis.call('GETRANGE', KEYS[8], 0, #ARGV[k] - 1) == ARGV[k] then
-    snap = '=' .. (k - n - 5 - m - p)
-    break
-  end
-end
-return {v, redis.call('HVALS', KEYS[4]), snap or redis.call('GET', KEYS[8]) or ''}
+return {v, redis.call('HVALS', KEYS[4]), held_or_snapshot(KEYS[8], n + 6 + m + p)}
 `;
 
 // KEYS: closed, feed, hist, liq, depth, snap, liqv, ev, liqe, outl, arb, arbidx, vqv, fastp (the last
@@ -172,22 +177,14 @@ return at
 // KEYS: vqv, liqv, vq, snap, fastp; ARGV: contest, then the run prefixes (`{"run":"<id>"`) of the
 // snapshot texts the caller holds. {version} alone when the stored computation covers that venue
 // state already (its result would lose the compare-and-set anyway; a fast-path mark is done with),
-// else {version, quotes, snapshot}: '=k' when the stored snapshot begins with the k-th prefix (a run
-// id names one text: it is the one the caller holds), else the snapshot or ''.
-const READ_TO_COMPUTE_LUA = `
+// else {version, quotes, held_or_snapshot}.
+const READ_TO_COMPUTE_LUA = `${HELD_SNAPSHOT_LUA}
 local v = tonumber(redis.call('GET', KEYS[1]) or '0')
 if tonumber(redis.call('GET', KEYS[2]) or '-1') >= v then
   redis.call('ZREM', KEYS[5], ARGV[1])
   return {v}
 end
-local snap = nil
-for k = 2, #ARGV do
-  if redis.call('GETRANGE', KEYS[4], 0, #ARGV[k] - 1) == ARGV[k] then
-    snap = '=' .. (k - 1)
-    break
-  end
-end
-return {v, redis.call('HVALS', KEYS[3]), snap or redis.call('GET', KEYS[4]) or ''}
+return {v, redis.call('HVALS', KEYS[3]), held_or_snapshot(KEYS[4], 2)}
 `;
 
 /** The held snapshot texts a read can name (those with a run id), and their run prefixes. */
