@@ -19,6 +19,7 @@ import type { TickRow } from '../../src/domain/history.js';
 import type { GameStateRecord, NormalizedQuote, NormalizedTrade, StoredQuote, VenueAdapter } from '../../src/venues/types.js';
 import { freshnessByVenue, QUOTE_RECONFIRM_MS, quoteStaleAfterMs } from '../../src/venues/freshness.js';
 import { toContestState } from '../../src/venues/types.js';
+import { DueBySecond } from './due-by-second.js';
 import type { LiquidityProducer } from '../producers/liquidity.js';
 
 /**
@@ -135,8 +136,8 @@ export class Ingester {
   private readonly freshness: Map<string, number>;
   /** The adapters being read, by id (attach). */
   private readonly attached = new Map<string, VenueAdapter>();
-  /** Second (unix s) → contests with a quote that stops counting as confirmed in that second. */
-  private readonly staleDue = new Map<number, Set<string>>();
+  /** Contests with a quote that stops counting as confirmed in a second (unix s), by that second. */
+  private readonly staleDue = new DueBySecond();
   /** Every price or size change per contest since the last flush: tick history keeps each one. */
   private readonly pendingTicks = new Map<string, TickRow[]>();
   private pendingTickCount = 0;
@@ -148,7 +149,7 @@ export class Ingester {
   /** When each contest's recomputation was last queued or taken (oldest first; pruned past RECONFIRM_RECOMPUTE_MS). */
   private readonly recomputedAt = new Map<string, number>();
   /** Re-confirmed contests waiting out RECONFIRM_RECOMPUTE_MS, by the second they are due, and each one's second. */
-  private readonly reconfirmDue = new Map<number, Set<string>>();
+  private readonly reconfirmDue = new DueBySecond();
   private readonly reconfirmDueOf = new Map<string, number>();
   private retryTimer: NodeJS.Timeout | null = null;
   private stopped = false;
@@ -507,10 +508,7 @@ export class Ingester {
   private noteStaleDue(contestId: string, quotes: Iterable<StoredQuote>): void {
     for (const q of quotes) {
       if (q.stale_after_ms === undefined) continue;
-      const second = Math.floor(q.stale_after_ms / 1000) + 1;
-      let set = this.staleDue.get(second);
-      if (!set) this.staleDue.set(second, (set = new Set()));
-      set.add(contestId);
+      this.staleDue.add(contestId, Math.floor(q.stale_after_ms / 1000) + 1);
     }
   }
 
@@ -520,13 +518,7 @@ export class Ingester {
    * the quote `is_stale` in REST and sends the flip to stream clients.
    */
   private async recomputeStale(): Promise<void> {
-    const nowS = Math.floor(this.d.now() / 1000);
-    const due = new Set<string>();
-    for (const [second, contests] of this.staleDue) {
-      if (second > nowS) continue;
-      this.staleDue.delete(second);
-      for (const c of contests) due.add(c);
-    }
+    const due = this.staleDue.takeDue(Math.floor(this.d.now() / 1000));
     const now = this.d.now();
     for (const contestId of due) {
       const seen = this.lastSeen.get(contestId);
@@ -558,9 +550,7 @@ export class Ingester {
       return;
     }
     const second = Math.ceil((last + RECONFIRM_RECOMPUTE_MS) / 1000);
-    let due = this.reconfirmDue.get(second);
-    if (!due) this.reconfirmDue.set(second, (due = new Set()));
-    due.add(contestId);
+    this.reconfirmDue.add(contestId, second);
     this.reconfirmDueOf.set(contestId, second);
   }
 
@@ -571,9 +561,7 @@ export class Ingester {
     const second = this.reconfirmDueOf.get(contestId);
     if (second !== undefined) {
       this.reconfirmDueOf.delete(contestId);
-      const due = this.reconfirmDue.get(second);
-      due?.delete(contestId);
-      if (due?.size === 0) this.reconfirmDue.delete(second);
+      this.reconfirmDue.remove(contestId, second);
     }
     this.recomputedAt.delete(contestId);
     this.recomputedAt.set(contestId, now);
@@ -585,14 +573,9 @@ export class Ingester {
 
   /** Queues the recomputation of a share of the re-confirmed contests (all within RECONFIRM_SPREAD_TICKS ticks). */
   private async recomputeReconfirmed(): Promise<void> {
-    const nowS = this.d.now() / 1000;
-    for (const [second, due] of this.reconfirmDue) {
-      if (second > nowS) continue;
-      this.reconfirmDue.delete(second);
-      for (const c of due) {
-        this.reconfirmDueOf.delete(c);
-        this.reconfirmed.add(c);
-      }
+    for (const c of this.reconfirmDue.takeDue(Math.floor(this.d.now() / 1000))) {
+      this.reconfirmDueOf.delete(c);
+      this.reconfirmed.add(c);
     }
     if (this.reconfirmed.size === 0) return;
     const n = Math.max(1, Math.ceil(this.reconfirmed.size / RECONFIRM_SPREAD_TICKS));
