@@ -9,14 +9,14 @@
  * recomputed then, so `is_stale` shows even when nothing else arrives.
  */
 import { randomUUID } from 'node:crypto';
-import { parsePositionHash } from '../../src/domain/hashes.js';
+import { contestOfPositionHash, parsePositionHash } from '../../src/domain/hashes.js';
 import { isClosedGameStatus } from '../../src/domain/lifecycle.js';
 import { normalizeVenueTrade } from '../../src/domain/trades.js';
 import type { Logger } from '../../src/log.js';
 import type { HotState, VenueStateRead } from '../../src/store/redis/hot.js';
 import type { HistAppend } from '../../src/store/redis/eventlog.js';
 import type { TickRow } from '../../src/domain/history.js';
-import type { GameStateRecord, NormalizedQuote, NormalizedTrade, StoredQuote, VenueAdapter } from '../../src/venues/types.js';
+import type { GameStateRecord, NormalizedQuote, NormalizedTrade, PriceLevel, StoredQuote, VenueAdapter } from '../../src/venues/types.js';
 import { freshnessByVenue, QUOTE_RECONFIRM_MS, quoteStaleAfterMs } from '../../src/venues/freshness.js';
 import { toContestState } from '../../src/venues/types.js';
 import { DueBySecond } from './due-by-second.js';
@@ -126,8 +126,17 @@ interface Seen {
   price: number;
   available: number;
   at: number;
-  levels: string;
+  /** The book behind the best level (kept by reference: quotes are never changed once accepted). */
+  levels: readonly PriceLevel[];
   side: string;
+}
+
+/** Whether two books are the same past what price and available say: both one level or none, or level by level equal. */
+function sameDepth(a: readonly PriceLevel[], b: readonly PriceLevel[]): boolean {
+  if (a.length <= 1 && b.length <= 1) return true;
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i]!.price !== b[i]!.price || a[i]!.available !== b[i]!.available) return false;
+  return true;
 }
 
 export class Ingester {
@@ -323,30 +332,38 @@ export class Ingester {
   /** Takes one quote; only a change (or a due re-confirmation) is passed on. */
   accept(q: NormalizedQuote): void {
     this.quotesIn++;
-    const key = parsePositionHash(q.position_hash);
-    if (!key) return;
-    const levels = q.levels.length > 1 ? JSON.stringify(q.levels) : '';
-    let bySeen = this.lastSeen.get(key.contest_id);
+    const contestId = contestOfPositionHash(q.position_hash);
+    if (contestId === null) return;
+    let bySeen = this.lastSeen.get(contestId);
     const seen = bySeen?.get(q.liquidity_hash);
     const moved = !seen || seen.price !== q.price || seen.available !== q.available;
-    const reconfirmOnly = !moved && seen.levels === levels && seen.side === q.venue_side_key;
+    const reconfirmOnly = !moved && sameDepth(seen.levels, q.levels) && seen.side === q.venue_side_key;
     if (reconfirmOnly && q.ts_init - seen.at < seen.refreshMs) return;
-    if (moved) this.addTick(key.contest_id, q);
+    if (moved) this.addTick(contestId, q);
     // A re-confirmation after the venue's freshness bound ran out brings a stale quote back: shown at once.
     const bound = this.freshness.get(q.partner_id);
     const revived = reconfirmOnly && bound != null && q.ts_init - seen.at >= bound;
-    if (!reconfirmOnly || revived) this.moved.add(key.contest_id);
+    if (!reconfirmOnly || revived) this.moved.add(contestId);
     // A closed contest's straggling quotes still reach its (expiring) hot state, but are not remembered.
-    if (!this.closed.has(key.contest_id)) {
-      if (!bySeen) this.lastSeen.set(key.contest_id, (bySeen = new Map()));
-      if (!seen) this.seenCount++;
-      bySeen.set(q.liquidity_hash, { refreshMs: seen?.refreshMs ?? refreshAfterMs(q.liquidity_hash), partner: q.partner_id, price: q.price, available: q.available, at: q.ts_init, levels, side: q.venue_side_key });
-      if (this.seenCount > (this.d.maxSeen ?? MAX_SEEN)) this.evictOldestSeen(key.contest_id);
+    if (!this.closed.has(contestId)) {
+      if (seen) {
+        // Updated in place: one long-lived object per listing rather than a new one per quote.
+        seen.partner = q.partner_id;
+        seen.price = q.price;
+        seen.available = q.available;
+        seen.at = q.ts_init;
+        seen.levels = q.levels;
+        seen.side = q.venue_side_key;
+      } else {
+        if (!bySeen) this.lastSeen.set(contestId, (bySeen = new Map()));
+        this.seenCount++;
+        bySeen.set(q.liquidity_hash, { refreshMs: refreshAfterMs(q.liquidity_hash), partner: q.partner_id, price: q.price, available: q.available, at: q.ts_init, levels: q.levels, side: q.venue_side_key });
+        if (this.seenCount > (this.d.maxSeen ?? MAX_SEEN)) this.evictOldestSeen(contestId);
+      }
     }
-    let m = this.pending.get(key.contest_id);
-    if (!m) this.pending.set(key.contest_id, (m = new Map()));
-    const staleAfter = quoteStaleAfterMs(q.ts_init, this.freshness.get(q.partner_id) ?? null);
-    m.set(q.liquidity_hash, staleAfter === undefined ? q : { ...q, stale_after_ms: staleAfter });
+    let m = this.pending.get(contestId);
+    if (!m) this.pending.set(contestId, (m = new Map()));
+    m.set(q.liquidity_hash, bound === undefined ? q : { ...q, stale_after_ms: quoteStaleAfterMs(q.ts_init, bound) });
     this.scheduleFlush();
   }
 

@@ -58,6 +58,29 @@ export function parsePositionHash(hash: string): PositionKey | null {
   };
 }
 
+/**
+ * The contest of a hash this service minted: parsePositionHash(hash)?.contest_id ?? null, without
+ * building the key (ingest asks it of every quote).
+ */
+export function contestOfPositionHash(hash: string): string | null {
+  // The five separators: six non-empty parts and no seventh, the fourth a finite number.
+  let prev = -1;
+  let first = -1;
+  let variableFrom = -1;
+  let variableTo = -1;
+  for (let k = 0; k < 5; k++) {
+    const at = hash.indexOf(HASH_SEPARATOR, prev + 1);
+    if (at <= prev + 1) return null;
+    if (k === 0) first = at;
+    else if (k === 2) variableFrom = at + 1;
+    else if (k === 3) variableTo = at;
+    prev = at;
+  }
+  if (prev === hash.length - 1 || hash.indexOf(HASH_SEPARATOR, prev + 1) >= 0) return null;
+  if (!Number.isFinite(Number(hash.slice(variableFrom, variableTo)))) return null;
+  return hash.slice(0, first);
+}
+
 /** liquidity_hash: the venue id first, then the venue's own key for the quote. */
 export function liquidityHash(partnerId: string, partnerScopedKey: string): string {
   assertPart('partner_id', partnerId);

@@ -122,4 +122,38 @@ describe('re-confirmations', () => {
       await producer2.close();
     }
   });
+  it('pass on a change deeper in the book at once (no tick), and drop the same book repeated', async () => {
+    const { producer, queued } = countingProducer();
+    let clock = Date.now();
+    const ingester = ingesterWith(producer, () => clock);
+    await ingester.start();
+    const book = (second: number, tsInit: number): NormalizedQuote =>
+      venueQuote('sim_exchange', 'ct_d:ml:home:0:p1:ft', 0.5, 100, tsInit, { levels: [{ price: 0.5, available: 100 }, { price: 0.52, available: second }] });
+    const stored = async () => JSON.parse((await s.rt.redis.hget(s.rt.ks.k('vq', 'ct_d'), book(0, 0).liquidity_hash))!) as NormalizedQuote;
+    try {
+      const t = clock;
+      ingester.accept(book(200, t));
+      expect(await ingester.flush()).toBe(true);
+      expect(queued()).toBe(1);
+      const ticks = ingester.pendingTickRows();
+
+      // The same book again a second later: not a change, not due for re-confirmation, not written.
+      clock = t + 1_000;
+      ingester.accept(book(200, t + 1_000));
+      expect(await ingester.flush()).toBe(true);
+      expect((await stored()).ts_init).toBe(t);
+      expect(queued()).toBe(1);
+
+      // Best level unchanged, the second level's size moved: written and queued with its write, no tick.
+      clock = t + 2_000;
+      ingester.accept(book(350, t + 2_000));
+      expect(ingester.pendingTickRows()).toBe(ticks);
+      expect(await ingester.flush()).toBe(true);
+      expect((await stored()).levels[1]).toEqual({ price: 0.52, available: 350 });
+      expect(queued()).toBe(2);
+    } finally {
+      await ingester.stop();
+      await producer.close();
+    }
+  });
 });

@@ -1,5 +1,6 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { liquidityHash, parsePositionHash, partnerOfLiquidityHash, positionHash } from '../../../src/domain/hashes.js';
+import { contestOfPositionHash, liquidityHash, parsePositionHash, partnerOfLiquidityHash, positionHash } from '../../../src/domain/hashes.js';
 
 describe('position_hash', () => {
   const key = { contest_id: 'ct1', market_id: 'spread', side_key: 'home', variable: -3.5, participant_id: 'p9', timeframe: 'ft' };
@@ -19,6 +20,27 @@ describe('position_hash', () => {
   it('returns null for foreign strings', () => {
     expect(parsePositionHash('a:b:c')).toBeNull();
     expect(parsePositionHash('a:b:c:x:e:f')).toBeNull();
+  });
+});
+
+describe('contestOfPositionHash', () => {
+  it('answers what parsePositionHash answers of the contest, on any text', () => {
+    // Texts made of separators, digits, signs and letters, so every way a hash can be malformed comes up.
+    const text = fc.stringMatching(/^[:0-9a-z.eE+\- ]{0,24}$/);
+    const hashLike = fc.array(fc.oneof(fc.constantFrom('', '1', '-3.5', 'x', 'NaN', 'Infinity', ' ', '1e3'), text), { minLength: 0, maxLength: 8 }).map((parts) => parts.join(':'));
+    fc.assert(
+      fc.property(fc.oneof(text, hashLike), (h) => {
+        expect(contestOfPositionHash(h)).toBe(parsePositionHash(h)?.contest_id ?? null);
+      }),
+      { numRuns: 5000 },
+    );
+  });
+  it('names the contest of a minted hash and refuses a seventh part or an empty one', () => {
+    const h = positionHash({ contest_id: 'ct_1', market_id: 'ml', side_key: 'home', variable: 0, participant_id: 'p', timeframe: 'ft' });
+    expect(contestOfPositionHash(h)).toBe('ct_1');
+    expect(contestOfPositionHash(`${h}:x`)).toBeNull();
+    expect(contestOfPositionHash(h.replace(':ml:', '::'))).toBeNull();
+    expect(contestOfPositionHash(h.replace(':0:', ':zero:'))).toBeNull();
   });
 });
 
