@@ -68,7 +68,7 @@ export function roundLimitForBuyer(format: PriceFormat, native: number, tick: nu
     return v;
   }
   const steps = Math.floor(native / tick + GRID_EPS);
-  return Number((steps * tick).toFixed(decimalsOf(tick)));
+  return onTick(steps, tick);
 }
 
 /** Rounds an offer price onto the grid against the buyer (up), as a venue quoting an ask does. */
@@ -79,7 +79,7 @@ export function roundAskOnGrid(format: PriceFormat, native: number, tick: number
     return v;
   }
   const steps = Math.ceil(native / tick - GRID_EPS);
-  return Number((steps * tick).toFixed(decimalsOf(tick)));
+  return onTick(steps, tick);
 }
 
 /** True when a native price sits on the tick grid. */
@@ -92,6 +92,34 @@ function decimalsOf(x: number): number {
   const s = String(x);
   const i = s.indexOf('.');
   return i < 0 ? 0 : Math.min(12, s.length - i - 1);
+}
+
+/** Per tick: the power of ten that makes it whole, when its decimal text says so exactly (else 0). A venue has a few ticks; the map is bounded all the same. */
+const TICK_SCALE = new Map<number, number>();
+const TICK_SCALE_MAX = 1024;
+
+function tickScale(tick: number): number {
+  let p = TICK_SCALE.get(tick);
+  if (p === undefined) {
+    const text = String(tick);
+    const d = decimalsOf(tick);
+    p = !text.includes('e') && d < 12 && Number.isInteger(Math.round(tick * 10 ** d)) && Math.abs(tick * 10 ** d - Math.round(tick * 10 ** d)) < 1e-9 ? 10 ** d : 0;
+    if (TICK_SCALE.size >= TICK_SCALE_MAX) TICK_SCALE.clear();
+    TICK_SCALE.set(tick, p);
+  }
+  return p;
+}
+
+/**
+ * steps × tick as the decimal it names: Number((steps * tick).toFixed(decimals of tick)), the same
+ * number, without the text (the simulated venues round every level of every quote through here).
+ * Whole numbers divided by a power of ten are correctly rounded, as the text's parse is; ticks
+ * whose text is not a plain decimal, and grids too far out for whole doubles, go through the text.
+ */
+function onTick(steps: number, tick: number): number {
+  const p = tickScale(tick);
+  if (p === 0 || !(Math.abs(steps) < 1e9)) return Number((steps * tick).toFixed(decimalsOf(tick)));
+  return Math.round(steps * Math.round(tick * p)) / p + 0;
 }
 
 /**

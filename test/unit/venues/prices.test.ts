@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { fillFee } from '../../../src/venues/fees.js';
 import {
@@ -74,5 +75,29 @@ describe('fees', () => {
     expect(fillFee({ kind: 'flat_pct', taker_pct: 1, maker_pct: 0 }, 'taker', 0.5, 100)).toBeCloseTo(0.5, 9);
     expect(fillFee({ kind: 'none' }, 'taker', 0.5, 100)).toBe(0);
     expect(fillFee({ kind: 'unknown' }, 'taker', 0.5, 100)).toBe(0);
+  });
+});
+
+describe('grid rounding without the decimal text', () => {
+  // What the rounding was written as: the multiple of the tick through toFixed's text.
+  const decimals = (x: number) => {
+    const s = String(x);
+    const i = s.indexOf('.');
+    return i < 0 ? 0 : Math.min(12, s.length - i - 1);
+  };
+  const throughText = (steps: number, tick: number) => Number((steps * tick).toFixed(decimals(tick)));
+  const ticks = fc.constantFrom(1, 0.5, 0.25, 0.1, 0.05, 0.01, 0.005, 0.001, 0.0001, 2.5, 5, 1e-7, 0.3, 1 / 3);
+  const natives = fc.oneof(fc.double({ min: -1000, max: 1000, noNaN: true }), fc.integer({ min: -100_000, max: 100_000 }).map((n) => n / 1000));
+
+  it('gives the very numbers the text gave, for every format, up and down', () => {
+    fc.assert(
+      fc.property(fc.constantFrom('cents' as const, 'probability' as const), natives, ticks, (format, native, tick) => {
+        const up = Math.ceil(native / tick - 1e-9);
+        const down = Math.floor(native / tick + 1e-9);
+        expect(Object.is(roundAskOnGrid(format, native, tick), throughText(up, tick))).toBe(true);
+        expect(Object.is(roundLimitForBuyer(format, native, tick), throughText(down, tick))).toBe(true);
+      }),
+      { numRuns: 20_000 },
+    );
   });
 });
