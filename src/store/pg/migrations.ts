@@ -752,4 +752,39 @@ CREATE TABLE credit_usage (
 );
 `,
   },
+  {
+    version: 17,
+    name: 'the key record, the key lease and the wallet opening as PL/pgSQL: planned once per connection',
+    sql: `
+-- A LANGUAGE sql function that is not inlined (these insert) is parsed and planned again on every
+-- call; PL/pgSQL keeps its statements' plans for the connection. flow_idem_record runs in every
+-- practice buy and deposit (flow_paper_buy, flow_practice_deposit) and every buy's transaction:
+-- measured with pgbench on the one-statement practice buy, 1.10-1.17 → 0.94-1.00 ms of
+-- PostgreSQL CPU a buy. Same bodies, same signatures: callers do not change.
+CREATE OR REPLACE FUNCTION flow_idem_record(p_account text, p_key uuid, p_operation text, p_fingerprint text, p_status integer, p_response text, p_ttl_ms bigint)
+RETURNS void LANGUAGE plpgsql AS $fn$
+BEGIN
+  INSERT INTO idempotency_keys (router_account_id, idempotency_key, operation, fingerprint, state, status_code, response, expires_at)
+  VALUES (p_account, p_key, p_operation, p_fingerprint, 'done', p_status, p_response, now() + p_ttl_ms * interval '1 millisecond');
+END $fn$;
+
+CREATE OR REPLACE FUNCTION flow_idem_lease(p_account text, p_key uuid, p_operation text, p_fingerprint text, p_owner text, p_lease_ms bigint, p_ttl_ms bigint)
+RETURNS void LANGUAGE plpgsql AS $fn$
+BEGIN
+  INSERT INTO idempotency_keys (router_account_id, idempotency_key, operation, fingerprint, state, lease_owner, lease_until, expires_at)
+  VALUES (p_account, p_key, p_operation, p_fingerprint, 'running', p_owner, clock_timestamp() + p_lease_ms * interval '1 millisecond', now() + p_ttl_ms * interval '1 millisecond')
+  ON CONFLICT (router_account_id, idempotency_key) DO UPDATE
+    SET lease_owner = EXCLUDED.lease_owner, lease_until = EXCLUDED.lease_until
+    WHERE idempotency_keys.state = 'running';
+END $fn$;
+
+CREATE OR REPLACE FUNCTION flow_practice_open(p_account text, p_ledger_id text, p_opening numeric)
+RETURNS void LANGUAGE plpgsql AS $fn$
+BEGIN
+  INSERT INTO practice_ledger (router_account_id, seq, ledger_id, type, amount, balance_after, description)
+  VALUES (p_account, 1, p_ledger_id, 'opening_balance', p_opening, p_opening, 'Every practice wallet starts at 1,000 ATLAS')
+  ON CONFLICT DO NOTHING;
+END $fn$;
+`,
+  },
 ];
