@@ -91,11 +91,13 @@ export interface TextPatch {
  * any of them lives: the mirror's size counts for it.
  *
  * n: [lead, run, digests, tail, arbitrages (-1: none), detected (-1: none), now, count,
- *     ...at (count), ...fragment lengths (count)]
+ *     ...at (count), ...fragment lengths (count)], a Float64Array (every one a whole number below
+ *     2^53): a typed array clones as one copy, an array of numbers number by number (some fifty
+ *     numbers a change: 8.8 → 2.5 µs).
  */
 export interface WirePatch {
   s: string;
-  n: number[];
+  n: Float64Array;
   full?: TextPatch['full'];
 }
 
@@ -103,7 +105,7 @@ const HEAD = 8;
 
 export function packPatch(patch: TextPatch, lead = ''): WirePatch {
   const c = patch.at.length;
-  const n = new Array<number>(HEAD + 2 * c);
+  const n = new Float64Array(HEAD + 2 * c);
   n[0] = lead.length;
   n[1] = patch.run.length;
   n[2] = patch.digests.length;
