@@ -94,32 +94,42 @@ function decimalsOf(x: number): number {
   return i < 0 ? 0 : Math.min(12, s.length - i - 1);
 }
 
-/** Per tick: the power of ten that makes it whole, when its decimal text says so exactly (else 0). A venue has a few ticks; the map is bounded all the same. */
-const TICK_SCALE = new Map<number, number>();
-const TICK_SCALE_MAX = 1024;
+/** A tick as a whole number over a power of ten, when its decimal text says so exactly. */
+interface TickScale {
+  /** The power of ten (0: the tick's text is not a plain decimal of fewer than 12 places). */
+  scale: number;
+  /** tick × scale, rounded: the tick's whole form. */
+  whole: number;
+}
 
-function tickScale(tick: number): number {
-  let p = TICK_SCALE.get(tick);
-  if (p === undefined) {
-    const text = String(tick);
+/** Per tick (a venue has a few; bounded all the same). */
+const TICK_SCALES = new Map<number, TickScale>();
+const TICK_SCALES_MAX = 1024;
+
+function tickScale(tick: number): TickScale {
+  let t = TICK_SCALES.get(tick);
+  if (t === undefined) {
     const d = decimalsOf(tick);
-    p = !text.includes('e') && d < 12 && Number.isInteger(Math.round(tick * 10 ** d)) && Math.abs(tick * 10 ** d - Math.round(tick * 10 ** d)) < 1e-9 ? 10 ** d : 0;
-    if (TICK_SCALE.size >= TICK_SCALE_MAX) TICK_SCALE.clear();
-    TICK_SCALE.set(tick, p);
+    const scale = 10 ** d;
+    const whole = Math.round(tick * scale);
+    t = !String(tick).includes('e') && d < 12 && Math.abs(tick * scale - whole) < 1e-9 ? { scale, whole } : { scale: 0, whole: 0 };
+    if (TICK_SCALES.size >= TICK_SCALES_MAX) TICK_SCALES.clear();
+    TICK_SCALES.set(tick, t);
   }
-  return p;
+  return t;
 }
 
 /**
  * steps × tick as the decimal it names: Number((steps * tick).toFixed(decimals of tick)), the same
  * number, without the text (the simulated venues round every level of every quote through here).
  * Whole numbers divided by a power of ten are correctly rounded, as the text's parse is; ticks
- * whose text is not a plain decimal, and grids too far out for whole doubles, go through the text.
+ * whose text is not a plain decimal, and products too large for whole doubles, go through the text.
  */
 function onTick(steps: number, tick: number): number {
-  const p = tickScale(tick);
-  if (p === 0 || !(Math.abs(steps) < 1e9)) return Number((steps * tick).toFixed(decimalsOf(tick)));
-  return Math.round(steps * Math.round(tick * p)) / p + 0;
+  const { scale, whole } = tickScale(tick);
+  if (scale === 0 || !(Math.abs(steps) < 1e9) || !(Math.abs(steps * whole) < Number.MAX_SAFE_INTEGER)) return Number((steps * tick).toFixed(decimalsOf(tick)));
+  // + 0: a zero step reads as 0, never -0, as the text's parse gives.
+  return (steps * whole) / scale + 0;
 }
 
 /**

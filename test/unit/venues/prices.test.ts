@@ -86,8 +86,9 @@ describe('grid rounding without the decimal text', () => {
     return i < 0 ? 0 : Math.min(12, s.length - i - 1);
   };
   const throughText = (steps: number, tick: number) => Number((steps * tick).toFixed(decimals(tick)));
-  const ticks = fc.constantFrom(1, 0.5, 0.25, 0.1, 0.05, 0.01, 0.005, 0.001, 0.0001, 2.5, 5, 1e-7, 0.3, 1 / 3);
-  const natives = fc.oneof(fc.double({ min: -1000, max: 1000, noNaN: true }), fc.integer({ min: -100_000, max: 100_000 }).map((n) => n / 1000));
+  const ticks = fc.constantFrom(1, 0.5, 0.25, 0.1, 0.05, 0.01, 0.005, 0.001, 0.0001, 2.5, 5, 1e-7, 0.3, 1 / 3, 1234.5678);
+  // Far-out natives too: grids whose whole products pass 2^53 go through the text.
+  const natives = fc.oneof(fc.double({ min: -1000, max: 1000, noNaN: true }), fc.integer({ min: -100_000, max: 100_000 }).map((n) => n / 1000), fc.double({ min: -1e13, max: 1e13, noNaN: true }));
 
   it('gives the very numbers the text gave, for every format, up and down', () => {
     fc.assert(
