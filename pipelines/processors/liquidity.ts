@@ -187,6 +187,7 @@ export class LiquidityProcessor {
       hist: consensusHistory(contestId, out.consensus, now),
       outliers: out.outliers,
       arbitrages: { json: out.arbitragesJson, leagueId: meta.leagueId, ttlMs: ARBITRAGE_TTL_MS },
+      ...(out.depthSince ? { depthSince: out.depthSince } : {}),
     });
     failpoint('compute.after-store');
     this.processed++;

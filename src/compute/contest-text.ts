@@ -29,6 +29,7 @@
  */
 import { positionHead } from './contest.js';
 import { combineDigests, liquidityDigest } from './digest.js';
+import type { DepthSince } from '../domain/quotes.js';
 import type { DistributionPoint, Edge, PositionLiquidity, TickEntry } from './types.js';
 
 /** Positions per cached block of the assembled texts. */
@@ -232,6 +233,8 @@ export class ContestText {
   private e: string[] = [];
   private q: string[] = [];
   private depthPairs: [string, string][] = [];
+  /** The depth fields the last patch changed and the run it was applied to (null after a full patch). */
+  private since: DepthSince | null = null;
   private tail = '';
   private digests = '';
   private detected = '{}';
@@ -293,6 +296,8 @@ export class ContestText {
       this.chars = 0;
       for (const h of f.heads) this.chars += h.length + 4;
     }
+    const since: DepthSince | null = f ? null : { base: this.run, fields: [] };
+    this.since = null;
     this.run = patch.run;
     let chars = this.chars;
     const { at, text } = patch;
@@ -324,6 +329,7 @@ export class ContestText {
         case Part.Depth:
           chars += t.length - this.depthPairs[i]![1].length;
           this.depthPairs[i] = [this.hashes[i]!, t];
+          since?.fields.push(this.depthPairs[i]!);
           break;
         case Part.K:
           chars += t.length - this.k[i]!.length;
@@ -356,6 +362,7 @@ export class ContestText {
     }
     this.chars = chars;
     this.lastSnapshot = null;
+    this.since = since !== null && since.base !== '' ? since : null;
   }
 
   private stale(i: number): void {
@@ -450,6 +457,16 @@ export class ContestText {
       first = false;
     }
     return s + '}' + this.tail;
+  }
+
+  /**
+   * The depth fields the last patch changed, and the run whose texts it changed (the previous
+   * run): null when the patch carried every fragment (a run from scratch). A patch carries a
+   * Depth fragment for every position whose depth text changed, so base's fields with these
+   * written over them are depth().
+   */
+  depthSince(): DepthSince | null {
+    return this.since;
   }
 
   /** The depth hash's fields: [position_hash, Depth JSON] per position (a new array each time). */

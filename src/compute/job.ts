@@ -63,7 +63,10 @@ export function runLiquidityJob(job: LiquidityJobInput, runs: RunCache<ContestRu
 
 /** The job output of a run's findings with its texts (assembled from the fragments). */
 export function jobOutput(text: ContestText, findings: LiquidityFindings): LiquidityJobOutput {
-  return { ...findings, positionsJson: text.answerJson(), snapshotJson: text.snapshotJson(), depth: text.depth(), arbitragesJson: text.arbitrages };
+  const out: LiquidityJobOutput = { ...findings, positionsJson: text.answerJson(), snapshotJson: text.snapshotJson(), depth: text.depth(), arbitragesJson: text.arbitrages };
+  const since = text.depthSince();
+  if (since) out.depthSince = since;
+  return out;
 }
 
 /** The run of a job; `keepText` false on a compute thread, whose texts the calling thread assembles (ContestRun.text). */

@@ -29,3 +29,13 @@ export interface FeePacket {
   taker_fee: number;
   maker_fee: number;
 }
+
+/**
+ * The fields of a contest's stored depth hash (one [position_hash, Depth JSON] per position) that a
+ * computation changed since the run `base`, whose snapshot it continued from: what it writes instead
+ * of every field, when the stored snapshot is still base's (src/store/redis/hot.ts checks).
+ */
+export interface DepthSince {
+  base: string;
+  fields: [string, string][];
+}

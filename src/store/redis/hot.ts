@@ -27,6 +27,7 @@
  * quote or job can neither revive the state nor drop its TTL (SET and DEL+HSET would). The marker
  * itself lives twice the retention, to catch writes that straggle in after the state has gone.
  */
+import type { DepthSince } from '../../domain/quotes.js';
 import type { Keyspace, Redis } from './client.js';
 import { arbitrageIndexKey, arbitrageKey, contestMember } from './contest-index.js';
 import { luaScript, type ScriptCall } from './script.js';
@@ -89,24 +90,30 @@ return {v, redis.call('HVALS', KEYS[4]), held_or_snapshot(KEYS[8], n + 6 + m + p
 // KEYS: closed, feed, hist, liq, depth, snap, liqv, ev, liqe, outl, arb, arbidx, vqv, fastp (the last
 // four keep their own lifetime).
 // ARGV: version, liqJson, snapJson, contest, invalidation topic, then counted groups: depth
-// field/value args, event triples, history triples, outlier hashes.
-// Returns 0 when a newer version is stored (nothing written), else {1, last liquidity event id or ''}.
+// field/value args (followed by their base: '' when they are every field, else the run prefix of
+// the snapshot they were changed since), event triples, history triples, outlier hashes.
+// Returns 0 when a newer version is stored (nothing written), 2 when the depth's base is not the
+// stored snapshot (nothing written), else {1, last liquidity event id or ''}.
 const WRITE_COMPUTED_LUA = (log: string) => `${FOLLOW_CLOSED_LUA}${log}
 local cur = tonumber(redis.call('GET', KEYS[7]) or '-1')
 local v = tonumber(ARGV[1])
 -- Whichever computation is stored, a fast-path mark it covers is done with.
 if math.max(cur, v) >= tonumber(redis.call('GET', KEYS[13]) or '0') then redis.call('ZREM', KEYS[14], ARGV[4]) end
 if v <= cur then return 0 end
+local i = 6
+local nd = tonumber(ARGV[i])
+-- The depth fields come whole (base ''), or only those changed since the run whose snapshot text
+-- begins with ARGV[i + nd + 1]: written over the stored ones only while that snapshot is the stored
+-- one (the depth hash is always written with its snapshot), else nothing is written and the caller
+-- sends them whole.
+local base = ARGV[i + nd + 1]
+if base ~= '' and redis.call('GETRANGE', KEYS[6], 0, #base - 1) ~= base then return 2 end
 redis.call('SET', KEYS[7], ARGV[1])
 redis.call('SET', KEYS[4], ARGV[2])
 redis.call('SET', KEYS[6], ARGV[3])
-local i = 6
-local nd = tonumber(ARGV[i])
-if nd > 0 then
-  redis.call('DEL', KEYS[5])
-  for s = i + 1, i + nd, 2000 do redis.call('HSET', KEYS[5], unpack(ARGV, s, math.min(s + 1999, i + nd))) end
-end
-i = i + nd + 1
+if base == '' then redis.call('DEL', KEYS[5]) end
+for s = i + 1, i + nd, 2000 do redis.call('HSET', KEYS[5], unpack(ARGV, s, math.min(s + 1999, i + nd))) end
+i = i + nd + 2
 local ne = tonumber(ARGV[i])
 local _, _, liq = append_events(KEYS[8], KEYS[2], ARGV[4], i + 1, ne / ${EVENT_ARGS})
 if liq then redis.call('SET', KEYS[9], liq) end
@@ -201,6 +208,9 @@ function offerHeld(held: readonly string[]): { texts: string[]; prefixes: string
 }
 
 /** The run prefix of a stored snapshot text (`{"run":"<id>"`), or null for a text without one. */
+/** The first characters of every snapshot text run `run` writes (src/compute/contest-text.ts: the snapshot opens with its run). */
+const runPrefix = (run: string): string => `{"run":${JSON.stringify(run)}`;
+
 export function snapshotRunPrefix(text: string): string | null {
   if (!text.startsWith('{"run":"')) return null;
   const end = text.indexOf('"', 8);
@@ -210,7 +220,7 @@ export function snapshotRunPrefix(text: string): string | null {
 /** The write scripts, built with one set of log limits; each takes its keys and its arguments. */
 interface HotCommands {
   writeQuotes: ScriptCall<number | [number, string[], string]>;
-  writeComputed: ScriptCall<0 | [1, string]>;
+  writeComputed: ScriptCall<0 | 2 | [1, string]>;
   writeState: ScriptCall<number>;
   append: ScriptCall<string>;
   closeContest: ScriptCall<number>;
@@ -259,6 +269,12 @@ export interface ComputedAppend {
   outliers?: readonly string[];
   /** The contest's arbitrages now (Arbitrage[] as JSON), kept ttlMs; absent leaves them as they are. */
   arbitrages?: { json: string; leagueId: string | null; ttlMs: number };
+  /**
+   * The depth fields changed since the run the computation continued from: written alone while
+   * the stored snapshot is that run's, else `depth` is written whole. A change of one position of
+   * a 200-position contest then writes one field of some 1.5 KB, not 300 KB.
+   */
+  depthSince?: DepthSince;
 }
 
 /** A computed write: false when a newer version was already stored (nothing written, nothing appended). */
@@ -423,34 +439,37 @@ export class HotState {
    * in the same atomic step appends the events and history rows it implies to the event log.
    */
   async writeComputed(contestId: string, version: number, positionsJson: string, snapshotJson: string, depth: [string, string][], log: ComputedAppend = {}): Promise<ComputedWrite> {
-    const flat: string[] = [];
-    for (const [h, d] of depth) flat.push(h, d);
     const ev = eventArgs(log.events ?? []);
     const hist = histArgs(log.hist ?? []);
     const outliers = log.outliers ?? [];
-    const res = await this.cmd.writeComputed(
-      [
-        this.k('closed', contestId),
-        this.log.feed,
-        this.log.hist,
-        this.k('liq', contestId),
-        this.k('depth', contestId),
-        this.k('snap', contestId),
-        this.k('liqv', contestId),
-        this.log.events(contestId),
-        this.log.lastLiquidityEvent(contestId),
-        this.log.outliers(contestId),
-        arbitrageKey(this.ks, contestId),
-        arbitrageIndexKey(this.ks),
-        this.k('vqv', contestId),
-        this.fastPathKey,
-      ],
-      [
-        version, positionsJson, snapshotJson, contestId, this.log.liquidityChanged, flat.length, ...flat, ev.length, ...ev, hist.length, ...hist, outliers.length, ...outliers,
+    const keys = [
+      this.k('closed', contestId),
+      this.log.feed,
+      this.log.hist,
+      this.k('liq', contestId),
+      this.k('depth', contestId),
+      this.k('snap', contestId),
+      this.k('liqv', contestId),
+      this.log.events(contestId),
+      this.log.lastLiquidityEvent(contestId),
+      this.log.outliers(contestId),
+      arbitrageKey(this.ks, contestId),
+      arbitrageIndexKey(this.ks),
+      this.k('vqv', contestId),
+      this.fastPathKey,
+    ];
+    const write = (fields: readonly [string, string][], base: string) => {
+      const flat: string[] = [];
+      for (const [h, d] of fields) flat.push(h, d);
+      return this.cmd.writeComputed(keys, [
+        version, positionsJson, snapshotJson, contestId, this.log.liquidityChanged, flat.length, ...flat, base, ev.length, ...ev, hist.length, ...hist, outliers.length, ...outliers,
         log.arbitrages?.json ?? '', contestMember(contestId, log.arbitrages?.leagueId ?? null), log.arbitrages?.ttlMs ?? 0,
-      ],
-    );
-    if (res === 0) return false;
+      ]);
+    };
+    let res = log.depthSince ? await write(log.depthSince.fields, runPrefix(log.depthSince.base)) : 2;
+    // Another run's snapshot is stored (or none): nothing was written; the fields go whole.
+    if (res === 2) res = await write(depth, '');
+    if (res === 0 || res === 2) return false;
     return { lastLiquidityEventId: res[1] || null };
   }
 

@@ -53,6 +53,38 @@ async function ready(p: ReturnType<typeof frozenSimPipeline>, prices: [number, n
   return { contest, target, position, price, priced, changes, jobsWaiting, mark };
 }
 
+describe('depth written since the run a computation continued from', () => {
+  it('changes of one entry write only the depth fields they changed, and the stored depth is the computation\'s whole', async () => {
+    const p = frozenSimPipeline(s, 7, NOW, () => NOW);
+    try {
+      const r = await ready(p, [0.23, 0.77]);
+      p.ingester.fastPath = p.processor.fastPath;
+      // Changes the fast path leaves (one at a time) go to the queue: it computes them too.
+      p.processor.worker.resume();
+      const writes = vi.spyOn(p.hot, 'writeComputed');
+      for (const [k, price] of [0.31, 0.32, 0.33, 0.34].entries()) {
+        p.market.setQuote({ partner_id: 'sim_exchange', position_hash: r.position, price, available: 400 + k });
+        await p.ingester.flush();
+        const stored = await eventually(() => p.hot.liquidity(r.contest), (j) => entries(j).some((e) => e.liquidity_hash === r.target.liquidity_hash && e.price === price), 5_000);
+        expect(entries(stored).find((e) => e.liquidity_hash === r.target.liquidity_hash)?.price).toBe(price);
+      }
+      const mine = writes.mock.calls.filter((c) => c[0] === r.contest);
+      // After the first (which may start from the stored snapshot), each continued the previous run
+      // and wrote the moved position's field among a few (its group's), not the contest's every field.
+      const partial = mine.filter((c) => c[5]?.depthSince !== undefined);
+      expect(partial.length).toBeGreaterThanOrEqual(3);
+      for (const c of partial) {
+        expect(c[5]!.depthSince!.fields.map(([h]) => h)).toContain(r.position);
+        expect(c[5]!.depthSince!.fields.length).toBeLessThan(c[4].length);
+      }
+      const last = mine[mine.length - 1]!;
+      expect(await s.rt.redis.hgetall(`${s.rt.ks.prefix}:depth:${r.contest}`)).toEqual(Object.fromEntries(last[4]));
+    } finally {
+      await p.stop();
+    }
+  });
+});
+
 describe('the co-located fast path', () => {
   it('computes a moved contest at once with no job queued, and its stored computation clears the mark', async () => {
     const p = frozenSimPipeline(s, 7, NOW, () => NOW);

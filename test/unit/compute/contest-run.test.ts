@@ -127,7 +127,8 @@ const withoutRun = (json: string) => json.replace(/^\{"run":"[^"]*",/, '{');
 function expectSameOutput(got: LiquidityJobOutput, want: LiquidityJobOutput): void {
   expect(withoutRun(got.snapshotJson)).toBe(withoutRun(want.snapshotJson));
   expect(got.positionsJson).toBe(want.positionsJson);
-  const { snapshotJson: _a, positionsJson: _b, ...rest } = got;
+  // depthSince (the fields changed since the previous run) has nothing to compare with from scratch: check() holds it to the depth.
+  const { snapshotJson: _a, positionsJson: _b, depthSince: _s, ...rest } = got;
   const { snapshotJson: _c, positionsJson: _d, ...restWant } = want;
   expect(rest).toEqual(restWant);
 }
@@ -141,6 +142,7 @@ function check(initial: State, changes: Change[]): { continued: number; runs: nu
   let now = NOW_MS;
   let title = 'title 0';
   let prevJson: string | null = null;
+  let prevDepth: [string, string][] = [];
   let continued = 0;
   // What the runs found (to show a scenario reaches what it is about).
   const seen = new Set<string>();
@@ -170,6 +172,16 @@ function check(initial: State, changes: Change[]): { continued: number; runs: nu
     expect(mirror.snapshotJson()).toBe(got.snapshotJson);
     expect(mirror.depth()).toEqual(got.depth);
     expect(mirror.arbitrages).toBe(got.arbitragesJson);
+    // A continued run names the run it continued from and the depth fields it changed: those written
+    // over the previous depth give this one (what the store writes instead of every field).
+    expect(got.depthSince === undefined).toBe(!r.continued);
+    expect(mirror.depthSince() === null).toBe(!r.continued);
+    if (got.depthSince) {
+      expect(`{"run":${JSON.stringify(got.depthSince.base)},`).toBe(prevJson!.slice(0, got.depthSince.base.length + 10));
+      expect([...new Map([...prevDepth, ...got.depthSince.fields])]).toEqual(got.depth);
+      expect(mirror.depthSince()).toEqual(got.depthSince);
+    }
+    prevDepth = got.depth;
     prevJson = got.snapshotJson;
     for (const sig of got.signals) seen.add(sig.signal_type);
     if (got.changed.some((e) => e.is_stale)) seen.add('stale');
