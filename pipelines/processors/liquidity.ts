@@ -187,7 +187,8 @@ export class LiquidityProcessor {
       hist: consensusHistory(contestId, out.consensus, now),
       outliers: out.outliers,
       arbitrages: { json: out.arbitragesJson, leagueId: meta.leagueId, ttlMs: ARBITRAGE_TTL_MS },
-      ...(out.depthSince ? { depthSince: out.depthSince } : {}),
+      ...(out.snapshotParts ? { snapshotParts: out.snapshotParts } : {}),
+      ...(out.textsSince ? { since: out.textsSince } : {}),
     });
     failpoint('compute.after-store');
     this.processed++;

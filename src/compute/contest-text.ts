@@ -29,7 +29,7 @@
  */
 import { positionHead } from './contest.js';
 import { combineDigests, liquidityDigest } from './digest.js';
-import type { DepthSince } from '../domain/quotes.js';
+import type { SnapshotParts, TextsSince } from '../domain/quotes.js';
 import type { DistributionPoint, Edge, PositionLiquidity, TickEntry } from './types.js';
 
 /** Positions per cached block of the assembled texts. */
@@ -233,8 +233,8 @@ export class ContestText {
   private e: string[] = [];
   private q: string[] = [];
   private depthPairs: [string, string][] = [];
-  /** The depth fields the last patch changed and the run it was applied to (null after a full patch). */
-  private since: DepthSince | null = null;
+  /** The depth and quote fields the last patch changed and the run it was applied to (null after a full patch). */
+  private since: TextsSince | null = null;
   private tail = '';
   private digests = '';
   private detected = '{}';
@@ -253,8 +253,9 @@ export class ContestText {
   private quoteBlocks: (string | null)[] = [];
   private consensusBlocks: (string | null)[] = [];
   private sideMembers: number[][] = [];
-  /** The snapshot text last assembled (for its length and identity). */
+  /** The snapshot text last assembled (for its length and identity), and its part after the quotes. */
   private lastSnapshot: string | null = null;
+  private lastAfterQuotes: string | null = null;
   private lastAnswer: string | null = null;
   /** Sum of the fragments' lengths (UTF-16 code units): with the texts handed out, what the texts hold in memory. */
   chars = 0;
@@ -266,6 +267,7 @@ export class ContestText {
   apply(patch: TextPatch): void {
     // Nothing handed out before stands for these texts, even if the patch fails halfway.
     this.lastSnapshot = null;
+    this.lastAfterQuotes = null;
     this.lastAnswer = null;
     const f = patch.full;
     if (f) {
@@ -296,7 +298,7 @@ export class ContestText {
       this.chars = 0;
       for (const h of f.heads) this.chars += h.length + 4;
     }
-    const since: DepthSince | null = f ? null : { base: this.run, fields: [] };
+    const since: TextsSince | null = f ? null : { base: this.run, depth: [], quotes: [] };
     this.since = null;
     this.run = patch.run;
     let chars = this.chars;
@@ -325,11 +327,12 @@ export class ContestText {
           chars += t.length - this.q[i]!.length;
           this.q[i] = t;
           this.quoteBlocks[(i / BLOCK) | 0] = null;
+          since?.quotes.push([String(i), t]);
           break;
         case Part.Depth:
           chars += t.length - this.depthPairs[i]![1].length;
           this.depthPairs[i] = [this.hashes[i]!, t];
-          since?.fields.push(this.depthPairs[i]!);
+          since?.depth.push(this.depthPairs[i]!);
           break;
         case Part.K:
           chars += t.length - this.k[i]!.length;
@@ -362,6 +365,7 @@ export class ContestText {
     }
     this.chars = chars;
     this.lastSnapshot = null;
+    this.lastAfterQuotes = null;
     this.since = since !== null && since.base !== '' ? since : null;
   }
 
@@ -435,7 +439,13 @@ export class ContestText {
         any = true;
       }
     }
-    s = s + '},"arbs":' + this.detected + ',"consensus":{';
+    return s + this.afterQuotes();
+  }
+
+  /** The snapshot after its quotes' members: from the `quotes` object's close to the end (the same string until the next patch). */
+  private afterQuotes(): string {
+    if (this.lastAfterQuotes !== null) return this.lastAfterQuotes;
+    let s = '},"arbs":' + this.detected + ',"consensus":{';
     for (let b = 0; b < this.consensusBlocks.length; b++) {
       let block = this.consensusBlocks[b];
       if (block == null) {
@@ -456,21 +466,29 @@ export class ContestText {
       s = (first ? s : s + ',') + prefix + now + this.ss[i]!;
       first = false;
     }
-    return s + '}' + this.tail;
-  }
-
-  /**
-   * The depth fields the last patch changed, and the run whose texts it changed (the previous
-   * run): null when the patch carried every fragment (a run from scratch). A patch carries a
-   * Depth fragment for every position whose depth text changed, so base's fields with these
-   * written over them are depth().
-   */
-  depthSince(): DepthSince | null {
-    return this.since;
+    return (this.lastAfterQuotes = s + '}' + this.tail);
   }
 
   /** The depth hash's fields: [position_hash, Depth JSON] per position (a new array each time). */
   depth(): [string, string][] {
     return this.depthPairs.slice();
   }
+
+  /**
+   * The depth and quote fields the last patch changed, and the run whose texts it changed (the
+   * previous run): null when the patch carried every fragment (a run from scratch). A patch
+   * carries a fragment for every position whose text changed, so base's fields with these written
+   * over them are depth() and snapshotParts().quotes (a quote field '' is one to delete).
+   */
+  textsSince(): TextsSince | null {
+    return this.since;
+  }
+
+  /** The snapshot as stored in parts (SnapshotParts): snapshotJson() is its rest with its quote fields joined in. */
+  snapshotParts(): SnapshotParts {
+    const quotes: [string, string][] = [];
+    for (let i = 0; i < this.q.length; i++) if (this.q[i]) quotes.push([String(i), this.q[i]!]);
+    return { rest: snapshotHead(this.run, this.contestId) + this.afterQuotes(), quotes };
+  }
+
 }

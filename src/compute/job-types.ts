@@ -1,5 +1,5 @@
 /** The liquidity job's input and output: what the pipeline hands compute and gets back. */
-import type { DepthSince } from '../domain/quotes.js';
+import type { SnapshotParts, TextsSince } from '../domain/quotes.js';
 import type { SerializedSignal } from '../domain/signals.js';
 import type { LiquidityChangedEntry } from '../domain/stream.js';
 import type { ContestInput, TickEntry } from './types.js';
@@ -22,8 +22,10 @@ export interface LiquidityJobOutput {
   positionsJson: string;
   snapshotJson: string;
   depth: [string, string][];
-  /** The depth fields that changed since the previous run, when these texts continued from it (absent: a run from scratch, every field is new). */
-  depthSince?: DepthSince;
+  /** The snapshot as stored in parts (absent: stored whole, a run from scratch's). */
+  snapshotParts?: SnapshotParts;
+  /** What changed in the stored texts since the previous run, when these texts continued from it (absent: a run from scratch, every field is new). */
+  textsSince?: TextsSince;
   ticks: TickEntry[];
   /** What liquidity.update carries: every quote whose price, size or is_stale changed since the
    *  previous snapshot (incl. removals at 0). */
@@ -49,4 +51,4 @@ export interface LiquidityJobOutput {
 }
 
 /** A job's output without its three big texts and the depth fields (what a run finds beyond its texts). */
-export type LiquidityFindings = Omit<LiquidityJobOutput, 'positionsJson' | 'snapshotJson' | 'depth' | 'depthSince' | 'arbitragesJson'>;
+export type LiquidityFindings = Omit<LiquidityJobOutput, 'positionsJson' | 'snapshotJson' | 'depth' | 'snapshotParts' | 'textsSince' | 'arbitragesJson'>;

@@ -64,8 +64,9 @@ export function runLiquidityJob(job: LiquidityJobInput, runs: RunCache<ContestRu
 /** The job output of a run's findings with its texts (assembled from the fragments). */
 export function jobOutput(text: ContestText, findings: LiquidityFindings): LiquidityJobOutput {
   const out: LiquidityJobOutput = { ...findings, positionsJson: text.answerJson(), snapshotJson: text.snapshotJson(), depth: text.depth(), arbitragesJson: text.arbitrages };
-  const since = text.depthSince();
-  if (since) out.depthSince = since;
+  out.snapshotParts = text.snapshotParts();
+  const since = text.textsSince();
+  if (since) out.textsSince = since;
   return out;
 }
 

@@ -31,11 +31,23 @@ export interface FeePacket {
 }
 
 /**
- * The fields of a contest's stored depth hash (one [position_hash, Depth JSON] per position) that a
- * computation changed since the run `base`, whose snapshot it continued from: what it writes instead
- * of every field, when the stored snapshot is still base's (src/store/redis/hot.ts checks).
+ * What a computation changed in a contest's stored texts since the run `base`, whose snapshot it
+ * continued from: the fields of the depth hash ([position_hash, Depth JSON]) and of the snapshot's
+ * quotes hash ([position index, its quotes' members], '' when it has none now). What it writes
+ * instead of every field, when the stored snapshot is still base's (src/store/redis/hot.ts checks).
  */
-export interface DepthSince {
+export interface TextsSince {
   base: string;
-  fields: [string, string][];
+  depth: [string, string][];
+  quotes: [string, string][];
+}
+
+/**
+ * A snapshot text as stored: `rest`, the text with its `quotes` member empty, and per position
+ * with visible quotes its members of that object ([position index, text]); the text is rest with
+ * the members joined by commas, in position order, inside `"quotes":{}`.
+ */
+export interface SnapshotParts {
+  rest: string;
+  quotes: [string, string][];
 }

@@ -27,14 +27,14 @@
  * quote or job can neither revive the state nor drop its TTL (SET and DEL+HSET would). The marker
  * itself lives twice the retention, to catch writes that straggle in after the state has gone.
  */
-import type { DepthSince } from '../../domain/quotes.js';
+import type { SnapshotParts, TextsSince } from '../../domain/quotes.js';
 import type { Keyspace, Redis } from './client.js';
 import { arbitrageIndexKey, arbitrageKey, contestMember } from './contest-index.js';
 import { luaScript, type ScriptCall } from './script.js';
 import { EVENT_ARGS, eventArgs, histArgs, LOG_LIMITS, logKeys, logLua, NOW_MS_LUA, type HistAppend, type LogAppend, type LogLimits } from './eventlog.js';
 
 /** Every per-contest key kind of the hot state and its event log (the `closed` marker apart). */
-export const HOT_KINDS = ['vq', 'vqv', 'liq', 'liqv', 'depth', 'snap', 'state', 'ev', 'liqe', 'outl'] as const;
+export const HOT_KINDS = ['vq', 'vqv', 'liq', 'liqv', 'depth', 'snap', 'snapq', 'state', 'ev', 'liqe', 'outl'] as const;
 
 /** Default hot-state retention of a closed contest (FLOW_HOT_RETENTION_SECONDS). */
 export const DEFAULT_HOT_RETENTION_MS = 3_600_000;
@@ -49,19 +49,38 @@ local function follow_closed(from, to)
 end
 `;
 
-// The snapshot a computation starts from, given ARGV[from ..] = the run prefixes of the snapshot
-// texts the caller holds: '=k' when the stored one begins with the k-th (a run id names one text:
-// it is the one the caller holds, so it is not sent back), else the snapshot, or '' when none.
+// The stored snapshot text (SnapshotParts, src/domain/quotes.ts): snap holds it with its quotes
+// member empty, snapq each position's members of it (field: the position's index); a snapshot
+// stored whole has no snapq. Then the snapshot a computation starts from, given ARGV[from ..] =
+// the run prefixes of the snapshot texts the caller holds: '=k' when the stored one begins with the
+// k-th (a run id names one text: it is the one the caller holds, so it is not sent back), else the
+// snapshot, or '' when none.
 const HELD_SNAPSHOT_LUA = `
-local function held_or_snapshot(snapKey, from)
+local function stored_snapshot(snapKey, quotesKey)
+  local s = redis.call('GET', snapKey)
+  if not s then return '' end
+  local f = redis.call('HGETALL', quotesKey)
+  local at = string.find(s, '"quotes":{', 1, true)
+  if #f == 0 or not at then return s end
+  local idx, val, parts = {}, {}, {}
+  for k = 1, #f, 2 do
+    local n = tonumber(f[k])
+    idx[#idx + 1] = n
+    val[n] = f[k + 1]
+  end
+  table.sort(idx)
+  for k = 1, #idx do parts[k] = val[idx[k]] end
+  return string.sub(s, 1, at + 9) .. table.concat(parts, ',') .. string.sub(s, at + 10)
+end
+local function held_or_snapshot(snapKey, quotesKey, from)
   for k = from, #ARGV do
     if redis.call('GETRANGE', snapKey, 0, #ARGV[k] - 1) == ARGV[k] then return '=' .. (k - from + 1) end
   end
-  return redis.call('GET', snapKey) or ''
+  return stored_snapshot(snapKey, quotesKey)
 end
 `;
 
-// KEYS: closed, hist, lqp, vq, vqv, outl, fastp, snap; ARGV: n, then n field/value args, then m,
+// KEYS: closed, hist, lqp, vq, vqv, outl, fastp, snap, snapq; ARGV: n, then n field/value args, then m,
 // then m/3 history triples, then p, then p liquidity_hash/position_hash args (indexed only while the
 // contest is open: a late quote of a closed one must not bring its fields back), then the contest
 // and 1 when a fast-path computation takes the change (marked at Redis' clock), else 0, then (fast
@@ -84,16 +103,17 @@ local fast = ARGV[n + 5 + m + p] == '1'
 if fast then redis.call('ZADD', KEYS[7], now_ms(), ARGV[n + 4 + m + p]) end
 follow_closed(4, 6)
 if not fast then return v end
-return {v, redis.call('HVALS', KEYS[4]), held_or_snapshot(KEYS[8], n + 6 + m + p)}
+return {v, redis.call('HVALS', KEYS[4]), held_or_snapshot(KEYS[8], KEYS[9], n + 6 + m + p)}
 `;
 
-// KEYS: closed, feed, hist, liq, depth, snap, liqv, ev, liqe, outl, arb, arbidx, vqv, fastp (the last
-// four keep their own lifetime).
-// ARGV: version, liqJson, snapJson, contest, invalidation topic, then counted groups: depth
-// field/value args (followed by their base: '' when they are every field, else the run prefix of
-// the snapshot they were changed since), event triples, history triples, outlier hashes.
-// Returns 0 when a newer version is stored (nothing written), 2 when the depth's base is not the
-// stored snapshot (nothing written), else {1, last liquidity event id or ''}.
+// KEYS: closed, feed, hist, liq, depth, snap, liqv, ev, liqe, outl, arb, arbidx, vqv, fastp (these
+// four keep their own lifetime), snapq.
+// ARGV: version, liqJson, the snapshot (whole, or its rest: SnapshotParts), contest, invalidation
+// topic, then counted groups: depth field/value args (followed by their base: '' when they and the
+// quote fields are every field, else the run prefix of the snapshot they were changed since),
+// snapshot quote field/value args ('' deletes), event triples, history triples, outlier hashes.
+// Returns 0 when a newer version is stored (nothing written), 2 when the base is not the stored
+// snapshot (nothing written), else {1, last liquidity event id or ''}.
 const WRITE_COMPUTED_LUA = (log: string) => `${FOLLOW_CLOSED_LUA}${log}
 local cur = tonumber(redis.call('GET', KEYS[7]) or '-1')
 local v = tonumber(ARGV[1])
@@ -111,9 +131,17 @@ if base ~= '' and redis.call('GETRANGE', KEYS[6], 0, #base - 1) ~= base then ret
 redis.call('SET', KEYS[7], ARGV[1])
 redis.call('SET', KEYS[4], ARGV[2])
 redis.call('SET', KEYS[6], ARGV[3])
-if base == '' then redis.call('DEL', KEYS[5]) end
+if base == '' then
+  redis.call('DEL', KEYS[5])
+  redis.call('DEL', KEYS[15])
+end
 for s = i + 1, i + nd, 2000 do redis.call('HSET', KEYS[5], unpack(ARGV, s, math.min(s + 1999, i + nd))) end
 i = i + nd + 2
+local nq = tonumber(ARGV[i])
+for k = i + 1, i + nq, 2 do
+  if ARGV[k + 1] == '' then redis.call('HDEL', KEYS[15], ARGV[k]) else redis.call('HSET', KEYS[15], ARGV[k], ARGV[k + 1]) end
+end
+i = i + nq + 1
 local ne = tonumber(ARGV[i])
 local _, _, liq = append_events(KEYS[8], KEYS[2], ARGV[4], i + 1, ne / ${EVENT_ARGS})
 if liq then redis.call('SET', KEYS[9], liq) end
@@ -129,6 +157,7 @@ for s = i + 1, i + no, 1000 do
   redis.call('HSET', KEYS[10], unpack(kv))
 end
 follow_closed(4, 10)
+follow_closed(15, 15)
 i = i + no + 1
 -- The contest's arbitrages live ARGV[i + 2] ms past this computation (spec: at most 120 s), indexed
 -- by expiry instant under member ARGV[i + 1] (contest and league) so reads find the open ones and the
@@ -181,7 +210,7 @@ for i = 3, #KEYS do redis.call('PEXPIREAT', KEYS[i], at) end
 return at
 `;
 
-// KEYS: vqv, liqv, vq, snap, fastp; ARGV: contest, then the run prefixes (`{"run":"<id>"`) of the
+// KEYS: vqv, liqv, vq, snap, fastp, snapq; ARGV: contest, then the run prefixes (`{"run":"<id>"`) of the
 // snapshot texts the caller holds. {version} alone when the stored computation covers that venue
 // state already (its result would lose the compare-and-set anyway; a fast-path mark is done with),
 // else {version, quotes, held_or_snapshot}.
@@ -191,7 +220,7 @@ if tonumber(redis.call('GET', KEYS[2]) or '-1') >= v then
   redis.call('ZREM', KEYS[5], ARGV[1])
   return {v}
 end
-return {v, redis.call('HVALS', KEYS[3]), held_or_snapshot(KEYS[4], 2)}
+return {v, redis.call('HVALS', KEYS[3]), held_or_snapshot(KEYS[4], KEYS[6], 2)}
 `;
 
 /** The held snapshot texts a read can name (those with a run id), and their run prefixes. */
@@ -207,10 +236,22 @@ function offerHeld(held: readonly string[]): { texts: string[]; prefixes: string
   return { texts, prefixes };
 }
 
-/** The run prefix of a stored snapshot text (`{"run":"<id>"`), or null for a text without one. */
+/** A snapshot text from its stored parts (SnapshotParts; as stored_snapshot in HELD_SNAPSHOT_LUA): `rest` alone when it was stored whole. */
+export function joinSnapshot(rest: string, quotes: Record<string, string>): string {
+  const fields = Object.keys(quotes);
+  const at = rest.indexOf('"quotes":{');
+  if (fields.length === 0 || at < 0) return rest;
+  const members = fields
+    .map(Number)
+    .sort((a, b) => a - b)
+    .map((i) => quotes[String(i)]!);
+  return rest.slice(0, at + 10) + members.join(',') + rest.slice(at + 10);
+}
+
 /** The first characters of every snapshot text run `run` writes (src/compute/contest-text.ts: the snapshot opens with its run). */
 const runPrefix = (run: string): string => `{"run":${JSON.stringify(run)}`;
 
+/** The run prefix of a stored snapshot text (`{"run":"<id>"`), or null for a text without one. */
 export function snapshotRunPrefix(text: string): string | null {
   if (!text.startsWith('{"run":"')) return null;
   const end = text.indexOf('"', 8);
@@ -270,11 +311,18 @@ export interface ComputedAppend {
   /** The contest's arbitrages now (Arbitrage[] as JSON), kept ttlMs; absent leaves them as they are. */
   arbitrages?: { json: string; leagueId: string | null; ttlMs: number };
   /**
-   * The depth fields changed since the run the computation continued from: written alone while
-   * the stored snapshot is that run's, else `depth` is written whole. A change of one position of
-   * a 200-position contest then writes one field of some 1.5 KB, not 300 KB.
+   * The snapshot in parts (SnapshotParts): stored so, a computation that continued from the stored
+   * run writes the quote fields it changed instead of every quote (absent: `snapshotJson` is
+   * stored whole).
    */
-  depthSince?: DepthSince;
+  snapshotParts?: SnapshotParts;
+  /**
+   * The depth and snapshot quote fields changed since the run the computation continued from
+   * (used with snapshotParts): written alone while the stored snapshot is that run's, else every
+   * field is written. A change of one position of a 200-position contest then writes a few KB of
+   * fields, not 300 KB of depth and 500 KB of quotes.
+   */
+  since?: TextsSince;
 }
 
 /** A computed write: false when a newer version was already stored (nothing written, nothing appended). */
@@ -347,7 +395,7 @@ export class HotState {
     }
     const h = histArgs(hist);
     return this.cmd.writeQuotes(
-      [this.k('closed', contestId), this.log.hist, this.positionIndexKey, this.k('vq', contestId), this.k('vqv', contestId), this.log.outliers(contestId), this.fastPathKey, this.k('snap', contestId)],
+      [this.k('closed', contestId), this.log.hist, this.positionIndexKey, this.k('vq', contestId), this.k('vqv', contestId), this.log.outliers(contestId), this.fastPathKey, this.k('snap', contestId), this.k('snapq', contestId)],
       [args.length, ...args, h.length, ...h, index.length, ...index, contestId, held ? 1 : 0, ...(held ?? [])],
     );
   }
@@ -398,10 +446,12 @@ export class HotState {
       .get(this.k('vqv', contestId))
       .hvals(this.k('vq', contestId))
       .get(this.k('snap', contestId))
+      .hgetall(this.k('snapq', contestId))
       .exec();
     const version = Number(res?.[0]?.[1] ?? 0);
     const vals = (res?.[1]?.[1] as string[] | undefined) ?? [];
-    return { version, quotes: vals.map((v) => JSON.parse(v) as Q), snapshot: (res?.[2]?.[1] as string | null) ?? null };
+    const rest = (res?.[2]?.[1] as string | null) ?? null;
+    return { version, quotes: vals.map((v) => JSON.parse(v) as Q), snapshot: rest === null ? null : joinSnapshot(rest, (res?.[3]?.[1] as Record<string, string> | undefined) ?? {}) };
   }
 
   /**
@@ -414,7 +464,7 @@ export class HotState {
    */
   async readVenueStateToCompute<Q>(contestId: string, held: readonly string[] = []): Promise<VenueStateRead<Q> | null> {
     const offered = offerHeld(held);
-    const res = await this.cmd.readToCompute([this.k('vqv', contestId), this.k('liqv', contestId), this.k('vq', contestId), this.k('snap', contestId), this.fastPathKey], [contestId, ...offered.prefixes]);
+    const res = await this.cmd.readToCompute([this.k('vqv', contestId), this.k('liqv', contestId), this.k('vq', contestId), this.k('snap', contestId), this.fastPathKey, this.k('snapq', contestId)], [contestId, ...offered.prefixes]);
     if (res.length === 1) return null;
     return this.venueStateRead<Q>(res[0], res[1], res[2], offered.texts);
   }
@@ -457,18 +507,22 @@ export class HotState {
       arbitrageIndexKey(this.ks),
       this.k('vqv', contestId),
       this.fastPathKey,
+      this.k('snapq', contestId),
     ];
-    const write = (fields: readonly [string, string][], base: string) => {
+    const write = (snapshot: string, depthFields: readonly [string, string][], quoteFields: readonly [string, string][], base: string) => {
       const flat: string[] = [];
-      for (const [h, d] of fields) flat.push(h, d);
+      for (const [h, d] of depthFields) flat.push(h, d);
+      const quotes: string[] = [];
+      for (const [i, q] of quoteFields) quotes.push(i, q);
       return this.cmd.writeComputed(keys, [
-        version, positionsJson, snapshotJson, contestId, this.log.liquidityChanged, flat.length, ...flat, base, ev.length, ...ev, hist.length, ...hist, outliers.length, ...outliers,
+        version, positionsJson, snapshot, contestId, this.log.liquidityChanged, flat.length, ...flat, base, quotes.length, ...quotes, ev.length, ...ev, hist.length, ...hist, outliers.length, ...outliers,
         log.arbitrages?.json ?? '', contestMember(contestId, log.arbitrages?.leagueId ?? null), log.arbitrages?.ttlMs ?? 0,
       ]);
     };
-    let res = log.depthSince ? await write(log.depthSince.fields, runPrefix(log.depthSince.base)) : 2;
-    // Another run's snapshot is stored (or none): nothing was written; the fields go whole.
-    if (res === 2) res = await write(depth, '');
+    const parts = log.snapshotParts;
+    let res = parts && log.since ? await write(parts.rest, log.since.depth, log.since.quotes, runPrefix(log.since.base)) : 2;
+    // Another run's snapshot is stored (or none), or the computation did not continue from one: every field goes.
+    if (res === 2) res = parts ? await write(parts.rest, depth, parts.quotes, '') : await write(snapshotJson, depth, [], '');
     if (res === 0 || res === 2) return false;
     return { lastLiquidityEventId: res[1] || null };
   }

@@ -5,6 +5,7 @@
  * side's mirror can fail to match the stored snapshot falls back to the whole job, with the same
  * answer as the computation from scratch.
  */
+import { joinSnapshot } from '../../../src/store/redis/hot.js';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ContestChanges } from '../../../bench/support/contest-changes.js';
 import { ComputePool, INLINE_GAP_MS, INLINE_MAX_QUOTES } from '../../../pipelines/compute-pool.js';
@@ -70,11 +71,15 @@ function reference(input: ContestInput, prevJson: string | null): LiquidityJobOu
 function expectSame(got: LiquidityJobOutput, want: LiquidityJobOutput): void {
   expect(withoutRun(got.snapshotJson)).toBe(withoutRun(want.snapshotJson));
   expect(got.positionsJson).toBe(want.positionsJson);
-  // The depth fields changed since the previous run (test/unit/compute/contest-run.test.ts holds them to the depth whole) are fields of this depth.
-  const { snapshotJson: _a, positionsJson: _b, depthSince, ...rest } = got;
+  // The fields changed since the previous run (test/unit/compute/contest-run.test.ts holds them to the texts whole) are fields of these texts.
+  const { snapshotJson: _a, positionsJson: _b, snapshotParts, textsSince, ...rest } = got;
   const { snapshotJson: _c, positionsJson: _d, ...restWant } = want;
   expect(rest).toEqual(restWant);
-  if (depthSince) expect(depthSince.fields.filter(([h, d]) => got.depth.some(([h2, d2]) => h2 === h && d2 === d))).toEqual(depthSince.fields);
+  expect(joinSnapshot(snapshotParts!.rest, Object.fromEntries(snapshotParts!.quotes))).toBe(got.snapshotJson);
+  if (textsSince) {
+    expect(textsSince.depth.filter(([h, d]) => got.depth.some(([h2, d2]) => h2 === h && d2 === d))).toEqual(textsSince.depth);
+    expect(textsSince.quotes.filter(([i, q]) => q === '' || snapshotParts!.quotes.some(([i2, q2]) => i2 === i && q2 === q))).toEqual(textsSince.quotes);
+  }
 }
 
 describe('ComputePool: deltas and their fallbacks (contests of 1,000 quotes)', () => {

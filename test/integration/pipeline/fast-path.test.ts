@@ -71,14 +71,18 @@ describe('depth written since the run a computation continued from', () => {
       const mine = writes.mock.calls.filter((c) => c[0] === r.contest);
       // After the first (which may start from the stored snapshot), each continued the previous run
       // and wrote the moved position's field among a few (its group's), not the contest's every field.
-      const partial = mine.filter((c) => c[5]?.depthSince !== undefined);
+      const partial = mine.filter((c) => c[5]?.since !== undefined);
       expect(partial.length).toBeGreaterThanOrEqual(3);
       for (const c of partial) {
-        expect(c[5]!.depthSince!.fields.map(([h]) => h)).toContain(r.position);
-        expect(c[5]!.depthSince!.fields.length).toBeLessThan(c[4].length);
+        expect(c[5]!.since!.depth.map(([h]) => h)).toContain(r.position);
+        expect(c[5]!.since!.depth.length).toBeLessThan(c[4].length);
+        expect(c[5]!.since!.quotes.length).toBeGreaterThan(0);
+        expect(c[5]!.since!.quotes.length).toBeLessThan(c[5]!.snapshotParts!.quotes.length);
       }
       const last = mine[mine.length - 1]!;
       expect(await s.rt.redis.hgetall(`${s.rt.ks.prefix}:depth:${r.contest}`)).toEqual(Object.fromEntries(last[4]));
+      // The snapshot read back from its parts is the text the computation assembled.
+      expect((await p.hot.readVenueState(r.contest)).snapshot).toBe(last[3]);
     } finally {
       await p.stop();
     }
@@ -126,7 +130,7 @@ describe('the co-located fast path', () => {
       const { stored, held } = await eventually(
         async () => {
           await new Promise((res) => setTimeout(res, 100));
-          return { stored: (await s.rt.redis.get(key))!, held: p.compute.heldSnapshots(r.contest) };
+          return { stored: (await p.hot.readVenueState(r.contest)).snapshot!, held: p.compute.heldSnapshots(r.contest) };
         },
         (q) => q.held.includes(q.stored),
         5_000,
@@ -144,9 +148,9 @@ describe('the co-located fast path', () => {
       expect((await p.hot.readVenueStateToCompute(r.contest, ['{"contest_id":"x"}']))!.snapshot).toBe(stored);
       expect((await p.hot.readVenueStateToCompute(r.contest))!.snapshot).toBe(stored);
 
-      // Another writer's snapshot (the same content under another run id) is read whole.
+      // Another writer's snapshot (the same content under another run id, stored whole) is read whole.
       const other = stored.replace(/^\{"run":"[^"]*"/, '{"run":"elsewhere.1"');
-      await s.rt.redis.set(key, other);
+      await s.rt.redis.multi().set(key, other).del(s.rt.ks.k('snapq', r.contest)).exec();
       const cold = await p.hot.readVenueStateToCompute(r.contest, held);
       expect(cold!.snapshot).toBe(other);
       expect(p.hot.heldSnapshotReads).toBe(before + 1);

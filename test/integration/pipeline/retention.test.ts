@@ -43,7 +43,11 @@ describe('hot state of a closed contest', () => {
       const [closing, staying] = [open[0]!.id, open[1]!.id];
       await hot.setContestState(closing, JSON.stringify({ contest_id: closing, state: { game_status: 'scheduled' } }));
       // Every kind of key exists: an event (log and last liquidity id) and an outlier flag too.
-      const logged = { events: [{ channel: 'liquidity' as const, league_id: null, event: '{}' }], outliers: ['h'] };
+      const logged = {
+        events: [{ channel: 'liquidity' as const, league_id: null, event: '{}' }],
+        outliers: ['h'],
+        snapshotParts: { rest: '{"run":"r1","quotes":{}}', quotes: [['0', '"q":{}']] as [string, string][] },
+      };
       await hot.writeComputed(closing, 1, '[]', '{}', [['h', '{}']], logged);
       await hot.writeComputed(staying, 1, '[]', '{}', [['h', '{}']]);
       const seenBefore = ingester.seenSize();

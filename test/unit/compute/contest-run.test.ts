@@ -6,6 +6,7 @@
  * same texts. Then the ways a thread's run may not match the stored snapshot: evicted, an older
  * snapshot, another writer's, a copy that differs, a snapshot from before run ids.
  */
+import { joinSnapshot } from '../../../src/store/redis/hot.js';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ContestText } from '../../../src/compute/contest-text.js';
@@ -127,8 +128,8 @@ const withoutRun = (json: string) => json.replace(/^\{"run":"[^"]*",/, '{');
 function expectSameOutput(got: LiquidityJobOutput, want: LiquidityJobOutput): void {
   expect(withoutRun(got.snapshotJson)).toBe(withoutRun(want.snapshotJson));
   expect(got.positionsJson).toBe(want.positionsJson);
-  // depthSince (the fields changed since the previous run) has nothing to compare with from scratch: check() holds it to the depth.
-  const { snapshotJson: _a, positionsJson: _b, depthSince: _s, ...rest } = got;
+  // The stored parts and what changed since the previous run have nothing to compare with from scratch: check() holds them to the texts.
+  const { snapshotJson: _a, positionsJson: _b, snapshotParts: _p, textsSince: _s, ...rest } = got;
   const { snapshotJson: _c, positionsJson: _d, ...restWant } = want;
   expect(rest).toEqual(restWant);
 }
@@ -143,6 +144,7 @@ function check(initial: State, changes: Change[]): { continued: number; runs: nu
   let title = 'title 0';
   let prevJson: string | null = null;
   let prevDepth: [string, string][] = [];
+  let prevQuotes: [string, string][] = [];
   let continued = 0;
   // What the runs found (to show a scenario reaches what it is about).
   const seen = new Set<string>();
@@ -172,16 +174,22 @@ function check(initial: State, changes: Change[]): { continued: number; runs: nu
     expect(mirror.snapshotJson()).toBe(got.snapshotJson);
     expect(mirror.depth()).toEqual(got.depth);
     expect(mirror.arbitrages).toBe(got.arbitragesJson);
-    // A continued run names the run it continued from and the depth fields it changed: those written
-    // over the previous depth give this one (what the store writes instead of every field).
-    expect(got.depthSince === undefined).toBe(!r.continued);
-    expect(mirror.depthSince() === null).toBe(!r.continued);
-    if (got.depthSince) {
-      expect(`{"run":${JSON.stringify(got.depthSince.base)},`).toBe(prevJson!.slice(0, got.depthSince.base.length + 10));
-      expect([...new Map([...prevDepth, ...got.depthSince.fields])]).toEqual(got.depth);
-      expect(mirror.depthSince()).toEqual(got.depthSince);
+    // The snapshot in its stored parts is the snapshot.
+    expect(joinSnapshot(got.snapshotParts!.rest, Object.fromEntries(got.snapshotParts!.quotes))).toBe(got.snapshotJson);
+    // A continued run names the run it continued from and the depth and quote fields it changed:
+    // those written over the previous ones give these (what the store writes instead of every field).
+    expect(got.textsSince === undefined).toBe(!r.continued);
+    expect(mirror.textsSince() === null).toBe(!r.continued);
+    if (got.textsSince) {
+      const { base, depth, quotes } = got.textsSince;
+      expect(`{"run":${JSON.stringify(base)},`).toBe(prevJson!.slice(0, base.length + 10));
+      expect([...new Map([...prevDepth, ...depth])]).toEqual(got.depth);
+      const merged = new Map([...prevQuotes, ...quotes]);
+      expect([...merged].filter(([, q]) => q !== '').sort((a, b) => Number(a[0]) - Number(b[0]))).toEqual(got.snapshotParts!.quotes);
+      expect(mirror.textsSince()).toEqual(got.textsSince);
     }
     prevDepth = got.depth;
+    prevQuotes = got.snapshotParts!.quotes;
     prevJson = got.snapshotJson;
     for (const sig of got.signals) seen.add(sig.signal_type);
     if (got.changed.some((e) => e.is_stale)) seen.add('stale');
