@@ -53,8 +53,8 @@ async function ready(p: ReturnType<typeof frozenSimPipeline>, prices: [number, n
   return { contest, target, position, price, priced, changes, jobsWaiting, mark };
 }
 
-describe('depth written since the run a computation continued from', () => {
-  it('changes of one entry write only the depth fields they changed, and the stored depth is the computation\'s whole', async () => {
+describe('depth and snapshot quote fields written since the run a computation continued from', () => {
+  it('changes of one entry write only the fields they changed, and the stored depth and snapshot are the computation\'s whole', async () => {
     const p = frozenSimPipeline(s, 7, NOW, () => NOW);
     try {
       const r = await ready(p, [0.23, 0.77]);
