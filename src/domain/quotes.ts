@@ -51,3 +51,10 @@ export interface SnapshotParts {
   rest: string;
   quotes: [string, string][];
 }
+
+/** The snapshot text of its rest and its positions' quote members (in position order). */
+export function snapshotText(rest: string, members: readonly string[]): string {
+  const at = rest.indexOf('"quotes":{');
+  if (members.length === 0 || at < 0) return rest;
+  return rest.slice(0, at + 10) + members.join(',') + rest.slice(at + 10);
+}

@@ -27,7 +27,7 @@
  * quote or job can neither revive the state nor drop its TTL (SET and DEL+HSET would). The marker
  * itself lives twice the retention, to catch writes that straggle in after the state has gone.
  */
-import type { SnapshotParts, TextsSince } from '../../domain/quotes.js';
+import { snapshotText, type SnapshotParts, type TextsSince } from '../../domain/quotes.js';
 import type { Keyspace, Redis } from './client.js';
 import { arbitrageIndexKey, arbitrageKey, contestMember } from './contest-index.js';
 import { luaScript, type ScriptCall } from './script.js';
@@ -50,8 +50,9 @@ end
 `;
 
 // The stored snapshot text (SnapshotParts, src/domain/quotes.ts): snap holds it with its quotes
-// member empty, snapq each position's members of it (field: the position's index); a snapshot
-// stored whole has no snapq. Then the snapshot a computation starts from, given ARGV[from ..] =
+// member empty, snapq each position's members of it (field: the position's index) and under '#'
+// the run prefix of the snapshot they belong to; parts of another run than snap's (a snapshot
+// stored whole, by an older build among others) are not joined. Then the snapshot a computation starts from, given ARGV[from ..] =
 // the run prefixes of the snapshot texts the caller holds: '=k' when the stored one begins with the
 // k-th (a run id names one text: it is the one the caller holds, so it is not sent back), else the
 // snapshot, or '' when none.
@@ -62,12 +63,17 @@ local function stored_snapshot(snapKey, quotesKey)
   local f = redis.call('HGETALL', quotesKey)
   local at = string.find(s, '"quotes":{', 1, true)
   if #f == 0 or not at then return s end
-  local idx, val, parts = {}, {}, {}
+  local idx, val, parts, run = {}, {}, {}, nil
   for k = 1, #f, 2 do
     local n = tonumber(f[k])
-    idx[#idx + 1] = n
-    val[n] = f[k + 1]
+    if n then
+      idx[#idx + 1] = n
+      val[n] = f[k + 1]
+    elseif f[k] == '#' then
+      run = f[k + 1]
+    end
   end
+  if not run or string.sub(s, 1, #run) ~= run or string.sub(s, #run + 1, #run + 1) ~= ',' then return s end
   table.sort(idx)
   for k = 1, #idx do parts[k] = val[idx[k]] end
   return string.sub(s, 1, at + 9) .. table.concat(parts, ',') .. string.sub(s, at + 10)
@@ -141,6 +147,9 @@ local nq = tonumber(ARGV[i])
 for k = i + 1, i + nq, 2 do
   if ARGV[k + 1] == '' then redis.call('HDEL', KEYS[15], ARGV[k]) else redis.call('HSET', KEYS[15], ARGV[k], ARGV[k + 1]) end
 end
+-- The parts belong to this snapshot (named by its run prefix).
+local head = string.match(ARGV[3], '^{"run":"[^"]*"')
+if head then redis.call('HSET', KEYS[15], '#', head) end
 i = i + nq + 1
 local ne = tonumber(ARGV[i])
 local _, _, liq = append_events(KEYS[8], KEYS[2], ARGV[4], i + 1, ne / ${EVENT_ARGS})
@@ -236,16 +245,20 @@ function offerHeld(held: readonly string[]): { texts: string[]; prefixes: string
   return { texts, prefixes };
 }
 
-/** A snapshot text from its stored parts (SnapshotParts; as stored_snapshot in HELD_SNAPSHOT_LUA): `rest` alone when it was stored whole. */
-export function joinSnapshot(rest: string, quotes: Record<string, string>): string {
-  const fields = Object.keys(quotes);
-  const at = rest.indexOf('"quotes":{');
-  if (fields.length === 0 || at < 0) return rest;
-  const members = fields
+/**
+ * A snapshot text from its stored parts (as stored_snapshot in HELD_SNAPSHOT_LUA): `rest` with the
+ * quote fields joined in, when they are rest's (their '#' is its run prefix); else `rest` alone (it
+ * was stored whole, by an older build among others).
+ */
+export function joinSnapshot(rest: string, fields: Record<string, string>): string {
+  const run = fields['#'];
+  if (run === undefined || !rest.startsWith(run + ',')) return rest;
+  const members = Object.keys(fields)
+    .filter((f) => f !== '#')
     .map(Number)
     .sort((a, b) => a - b)
-    .map((i) => quotes[String(i)]!);
-  return rest.slice(0, at + 10) + members.join(',') + rest.slice(at + 10);
+    .map((i) => fields[String(i)]!);
+  return snapshotText(rest, members);
 }
 
 /** The first characters of every snapshot text run `run` writes (src/compute/contest-text.ts: the snapshot opens with its run). */

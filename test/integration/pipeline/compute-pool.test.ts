@@ -5,7 +5,7 @@
  * side's mirror can fail to match the stored snapshot falls back to the whole job, with the same
  * answer as the computation from scratch.
  */
-import { joinSnapshot } from '../../../src/store/redis/hot.js';
+import { snapshotText } from '../../../src/domain/quotes.js';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ContestChanges } from '../../../bench/support/contest-changes.js';
 import { ComputePool, INLINE_GAP_MS, INLINE_MAX_QUOTES } from '../../../pipelines/compute-pool.js';
@@ -75,7 +75,7 @@ function expectSame(got: LiquidityJobOutput, want: LiquidityJobOutput): void {
   const { snapshotJson: _a, positionsJson: _b, snapshotParts, textsSince, ...rest } = got;
   const { snapshotJson: _c, positionsJson: _d, ...restWant } = want;
   expect(rest).toEqual(restWant);
-  expect(joinSnapshot(snapshotParts!.rest, Object.fromEntries(snapshotParts!.quotes))).toBe(got.snapshotJson);
+  expect(snapshotText(snapshotParts!.rest, snapshotParts!.quotes.map(([, q]) => q))).toBe(got.snapshotJson);
   if (textsSince) {
     expect(textsSince.depth.filter(([h, d]) => got.depth.some(([h2, d2]) => h2 === h && d2 === d))).toEqual(textsSince.depth);
     expect(textsSince.quotes.filter(([i, q]) => q === '' || snapshotParts!.quotes.some(([i2, q2]) => i2 === i && q2 === q))).toEqual(textsSince.quotes);

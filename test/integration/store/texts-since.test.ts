@@ -7,9 +7,9 @@
  * script and in TypeScript, as the text the computation assembled.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { SnapshotParts } from '../../../src/domain/quotes.js';
+import { snapshotText, type SnapshotParts } from '../../../src/domain/quotes.js';
 import { logKeys } from '../../../src/store/redis/eventlog.js';
-import { HotState, joinSnapshot } from '../../../src/store/redis/hot.js';
+import { HotState } from '../../../src/store/redis/hot.js';
 import { startStack, type TestStack } from '../../support/stack.js';
 
 let s: TestStack;
@@ -26,11 +26,15 @@ afterAll(async () => {
 function parts(run: string, quotes: Record<number, string>): SnapshotParts {
   return { rest: `{"run":${JSON.stringify(run)},"contest_id":"c","quotes":{},"arbs":{},"consensus":{}}`, quotes: Object.entries(quotes).map(([i, q]) => [i, q] as [string, string]) };
 }
-const whole = (p: SnapshotParts) => joinSnapshot(p.rest, Object.fromEntries(p.quotes));
+const whole = (p: SnapshotParts) => snapshotText(p.rest, p.quotes.map(([, m]) => m));
 const q = (i: number, price: number) => `"h${i}":{"price":${price}}`;
 const event = (n: number) => [{ channel: 'liquidity' as const, league_id: null, event: `{"type":"liquidity.update","n":${n}}` }];
 const depthOf = async (c: string, hashes: string[]) => Promise.all(hashes.map((h) => hot.depth(c, h)));
-const quotesOf = (c: string) => s.rt.redis.hgetall(s.rt.ks.k('snapq', c));
+/** The quote fields stored (the parts' run aside, checked where it matters). */
+const quotesOf = async (c: string) => {
+  const { '#': _run, ...fields } = await s.rt.redis.hgetall(s.rt.ks.k('snapq', c));
+  return fields;
+};
 const eventsOf = async (c: string) => ((await s.rt.redis.xrange(logKeys(s.rt.ks).events(c), '-', '+')) as [string, string[]][]).map(([, f]) => f[f.indexOf('e') + 1]);
 
 /** The snapshot as both reads give it: the script's (a compute read, offered nothing held) and readVenueState's. */
@@ -53,6 +57,19 @@ describe('the snapshot stored in parts', () => {
     const text = `{"run":"r1","contest_id":"c","quotes":{${q(0, 0.5)},${q(2, 0.2)},${q(9, 0.9)},${q(10, 0.1)}},"arbs":{},"consensus":{}}`;
     expect(whole(p)).toBe(text);
     expect(await readBack(c)).toEqual([text, text]);
+  });
+
+  it('parts of another run than the stored snapshot are not joined (a snapshot stored whole by an older build)', async () => {
+    const c = 'c-parts-older';
+    await store(c, 1, parts('r1', { 0: q(0, 0.5), 3: q(3, 0.2) }), [['a', 'A1']]);
+    // An older build stores the snapshot whole and knows nothing of the parts.
+    const text = '{"run":"r9","contest_id":"c","quotes":{"x":1},"arbs":{}}';
+    await s.rt.redis.set(s.rt.ks.k('snap', c), text);
+    expect(await readBack(c)).toEqual([text, text]);
+    // Its run even starting like theirs: r1 against r12.
+    const r12 = '{"run":"r12","contest_id":"c","quotes":{},"arbs":{}}';
+    await s.rt.redis.set(s.rt.ks.k('snap', c), r12);
+    expect(await readBack(c)).toEqual([r12, r12]);
   });
 
   it('a snapshot stored whole after parts reads back whole (its parts are gone)', async () => {

@@ -6,7 +6,7 @@
  * same texts. Then the ways a thread's run may not match the stored snapshot: evicted, an older
  * snapshot, another writer's, a copy that differs, a snapshot from before run ids.
  */
-import { joinSnapshot } from '../../../src/store/redis/hot.js';
+import { snapshotText } from '../../../src/domain/quotes.js';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ContestText } from '../../../src/compute/contest-text.js';
@@ -175,7 +175,7 @@ function check(initial: State, changes: Change[]): { continued: number; runs: nu
     expect(mirror.depth()).toEqual(got.depth);
     expect(mirror.arbitrages).toBe(got.arbitragesJson);
     // The snapshot in its stored parts is the snapshot.
-    expect(joinSnapshot(got.snapshotParts!.rest, Object.fromEntries(got.snapshotParts!.quotes))).toBe(got.snapshotJson);
+    expect(snapshotText(got.snapshotParts!.rest, got.snapshotParts!.quotes.map(([, q]) => q))).toBe(got.snapshotJson);
     // A continued run names the run it continued from and the depth and quote fields it changed:
     // those written over the previous ones give these (what the store writes instead of every field).
     expect(got.textsSince === undefined).toBe(!r.continued);
