@@ -317,7 +317,7 @@ export default async function run(args: string[]): Promise<void> {
   const inlineJobs = pooled.reduce((s, p) => s + p.inline, 0);
   console.log('figures per change: median of the rounds (range)');
   console.log(`  load                          ${d0.ticksPerChange.toFixed(2)} ticks, ${d0.changedPerChange.toFixed(2)} changed entries; arbitrages ${d0.arbs.min}-${d0.arbs.max} (mean ${d0.arbs.mean.toFixed(1)}), outliers ${d0.outliers.min}-${d0.outliers.max} (mean ${d0.outliers.mean.toFixed(1)})`);
-  console.log(`  stored snapshot / answer      ${(d0.snapshotBytes / 1024).toFixed(0)} KB / ${(d0.positionsBytes / 1024).toFixed(0)} KB of JSON per contest, written on every change (assembled from fragments)`);
+  console.log(`  stored snapshot / answer      ${(d0.snapshotBytes / 1024).toFixed(0)} KB / ${(d0.positionsBytes / 1024).toFixed(0)} KB of JSON per contest, assembled from fragments on every change (the answer stored whole, the snapshot's quotes and the depth by the fields that changed)`);
   console.log(`  direct, main thread           wall mean ${dWall.text} ms, p50 ${summary(direct.map((d) => d.p50)).text}, p99 ${summary(direct.map((d) => d.p99)).text}; CPU ${dCpu.text} ms`);
   console.log(`  pool, ${inFlight} in flight             wall / changes ${pWall.text} ms (${(1000 / pWall.median).toFixed(0)} changes/s); CPU ${pCpu.text} ms (all threads)`);
   console.log(`                                latency p50 ${summary(pooled.map((p) => p.p50), 2).text} ms, p99 ${summary(pooled.map((p) => p.p99), 2).text} ms (queueing behind ${inFlight - 1} other jobs)`);
