@@ -128,10 +128,10 @@ if math.max(cur, v) >= tonumber(redis.call('GET', KEYS[13]) or '0') then redis.c
 if v <= cur then return 0 end
 local i = 6
 local nd = tonumber(ARGV[i])
--- The depth fields come whole (base ''), or only those changed since the run whose snapshot text
--- begins with ARGV[i + nd + 1]: written over the stored ones only while that snapshot is the stored
--- one (the depth hash is always written with its snapshot), else nothing is written and the caller
--- sends them whole.
+-- The depth and quote fields come whole (base ''), or only those changed since the run whose
+-- snapshot text begins with ARGV[i + nd + 1]: written over the stored ones only while that snapshot
+-- is the stored one (depth, snapshot and parts are always written together), else nothing is
+-- written and the caller sends them whole.
 local base = ARGV[i + nd + 1]
 if base ~= '' and redis.call('GETRANGE', KEYS[6], 0, #base - 1) ~= base then return 2 end
 redis.call('SET', KEYS[7], ARGV[1])
