@@ -28,7 +28,9 @@
  * keeping up (its p50 ≤ 100 ms: a saturated baseline would let any ratio pass); in every run no
  * (client, change) pair lost by Flow (a client missing a change the others received, or receiving
  * neither it nor a later one) and none missed by the baseline; no injection refused. The higher
- * rate's ratio is reported, not judged. --discard-check makes one client per process ignore every
+ * rate's ratio is reported, not judged. Flow's rows also give Redis' input per change (INFO stats
+ * over its rounds, the recomputations of other contests at rest included): what each change costs
+ * in writes, not judged. --discard-check makes one client per process ignore every
  * 50th change: the loss targets then FAIL, which shows they can.
  *   npm run bench -- stream-latency [--clients 200,1000] [--rate 50] [--multiplier 10] [--seconds 10]
  *                                   [--rounds 5] [--warmup 1] [--procs 2] [--contest <id>] [--partner <sim venue>] [--discard-check]
@@ -157,6 +159,8 @@ interface Side {
   post: string;
   /** CPU time of the process serving this side so far, µs. */
   cpuMicros(): Promise<number>;
+  /** Bytes Redis has received so far (INFO stats), for the side that writes to it. */
+  redisInBytes?(): Promise<number>;
 }
 
 interface Run {
@@ -180,6 +184,7 @@ interface Live {
   cpuMicros: number;
   windowMs: number;
   loopMaxMs: number;
+  redisBytes: number;
 }
 
 const band = (liquidityHash: string, base: number, count: number): Track => ({ liquidityHash, base, step: STEP, count });
@@ -206,8 +211,10 @@ async function round(injector: Injector, l: Live, o: Run, base: number, n: numbe
   const loop = monitorEventLoopDelay({ resolution: 1 });
   loop.enable();
   const cpu0 = await l.side.cpuMicros();
+  const in0 = (await l.side.redisInBytes?.()) ?? 0;
   const run = await injector.inject(job(l.side, base, n, o.rate, true));
   l.cpuMicros += (await l.side.cpuMicros()) - cpu0;
+  l.redisBytes += ((await l.side.redisInBytes?.()) ?? 0) - in0;
   l.windowMs += run.sent.length ? run.sent[run.sent.length - 1]! - run.sent[0]! + 1000 / o.rate : 0;
   await sleep(DRAIN_MS);
   loop.disable();
@@ -227,7 +234,7 @@ async function measure(injector: Injector, sides: [Live, Live], o: Run): Promise
   const n = Math.max(1, Math.round((o.rate * o.seconds) / o.rounds));
   if (n * o.rounds > MAX_CHANGES) throw new Error(`at most ${MAX_CHANGES} changes per side and rate: lower --seconds or the rates`);
   for (const l of sides) {
-    Object.assign(l, { score: null, changes: 0, injectFailed: 0, cpuMicros: 0, windowMs: 0, loopMaxMs: 0 });
+    Object.assign(l, { score: null, changes: 0, injectFailed: 0, cpuMicros: 0, windowMs: 0, loopMaxMs: 0, redisBytes: 0 });
     await warmUp(injector, l, o);
   }
   for (let i = 0; i < o.rounds; i++) {
@@ -252,7 +259,7 @@ async function measure(injector: Injector, sides: [Live, Live], o: Run): Promise
     console.log(
       `  ${row.side.padEnd(4)} ${String(o.count).padStart(5)} clients ${String(o.rate).padStart(4)}/s: p50 ${row.p50.toFixed(1)} ms, p99 ${row.p99.toFixed(1)} ms, max ${score.max.toFixed(1)} ms, ` +
         `received ${score.exact}/${row.changes * row.clients}, folded ${foldedChanges(score)}, lost ${lostPairs(score)}` +
-        (row.side === 'flow' ? `, longest event-loop stall here ${row.loopMaxMs.toFixed(0)} ms` : ''),
+        (row.side === 'flow' ? `, longest event-loop stall here ${row.loopMaxMs.toFixed(0)} ms, Redis input ${(l.redisBytes / 1024 / l.changes).toFixed(1)} KB a change (recomputations at rest included)` : ''),
     );
     return row;
   });
@@ -318,6 +325,9 @@ export default async function run(args: string[]): Promise<void> {
         const c = process.cpuUsage();
         return c.user + c.system;
       },
+      async redisInBytes() {
+        return Number(/total_net_input_bytes:(\d+)/.exec(await flow.rt.redis.info('stats'))?.[1] ?? 0);
+      },
     };
     const rawSide: Side = {
       side: 'raw',
@@ -332,7 +342,7 @@ export default async function run(args: string[]): Promise<void> {
 
     const rows: Row[] = [];
     for (const count of counts) {
-      const live = ([rawSide, flowSide] as const).map((side, k): Live => ({ side, clients: groups[k]!, score: null, changes: 0, injectFailed: 0, cpuMicros: 0, windowMs: 0, loopMaxMs: 0 }));
+      const live = ([rawSide, flowSide] as const).map((side, k): Live => ({ side, clients: groups[k]!, score: null, changes: 0, injectFailed: 0, cpuMicros: 0, windowMs: 0, loopMaxMs: 0, redisBytes: 0 }));
       for (const l of live) {
         const ready = await l.clients.connect(l.side.url, count, l.side.contestId);
         if (ready.connected !== count) throw new Error(`${l.side.side}: ${ready.connected} of ${count} clients connected`);
