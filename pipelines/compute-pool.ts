@@ -126,7 +126,10 @@ export class ComputePool {
   }
 
   liquidity(job: LiquidityJobInput): Promise<LiquidityJobOutput> {
-    if (this.queued === 0 && this.now() - this.lastInlineEnd > INLINE_GAP_MS && quoteCount(job) <= INLINE_MAX_QUOTES) {
+    // A contest whose inline run holds the stored snapshot stays inline (while the pool is idle)
+    // whatever the gap: sent to its thread, it would start from scratch there, and its next inline
+    // job from scratch again (two runs of one contest, each outdating the other at every turn).
+    if (this.queued === 0 && quoteCount(job) <= INLINE_MAX_QUOTES && (this.now() - this.lastInlineEnd > INLINE_GAP_MS || this.inlineHolds(job))) {
       this.inlineRuns++;
       try {
         return Promise.resolve(runLiquidityJob(job));
@@ -138,6 +141,11 @@ export class ComputePool {
     }
     this.pooledRuns++;
     return this.pooled(job);
+  }
+
+  /** Whether this thread's inline run of the job's contest holds the snapshot the job computes against. */
+  private inlineHolds(job: LiquidityJobInput): boolean {
+    return threadRuns.peek(job.input.contest_id)?.holds(job.prevJson) === true;
   }
 
   private async pooled(job: LiquidityJobInput): Promise<LiquidityJobOutput> {

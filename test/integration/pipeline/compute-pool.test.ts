@@ -58,6 +58,34 @@ describe('ComputePool', () => {
     await pool.liquidity(small);
     expect([pool.inlineRuns - before[0]!, pool.pooledRuns - before[1]!]).toEqual([2, 3]);
   });
+
+  it('keeps a contest whose inline run holds the stored snapshot inline within the gap: it continues, never starts afresh on the worker', async () => {
+    const chain = (id: string) => {
+      const job = contest(2);
+      job.input.contest_id = id;
+      for (const p of job.input.positions) p.position_hash = p.position_hash.replace('ct1', id);
+      return job;
+    };
+    const held = chain('ct_sticky');
+    clock += INLINE_GAP_MS * 2;
+    const first = await pool.liquidity(held);
+    const before = [pool.inlineRuns, pool.pooledRuns];
+    let prev = first.snapshotJson;
+    for (let k = 1; k <= 4; k++) {
+      // Within the gap, against the snapshot its inline run handed out: inline, and continued.
+      clock += 1;
+      const input = structuredClone(held.input);
+      input.positions[0]!.quotes[0]!.price = 0.5 + k / 100;
+      const out = await pool.liquidity({ input, prevJson: prev });
+      expect(out.textsSince).toBeDefined();
+      expectSame(out, reference(input, prev));
+      prev = out.snapshotJson;
+    }
+    expect([pool.inlineRuns - before[0]!, pool.pooledRuns - before[1]!]).toEqual([4, 0]);
+    // Another contest within the gap (no inline run holds its snapshot) still goes to the worker.
+    await pool.liquidity(chain('ct_other'));
+    expect([pool.inlineRuns - before[0]!, pool.pooledRuns - before[1]!]).toEqual([4, 1]);
+  });
 });
 
 /** The snapshot without its run id (each run's own). */
