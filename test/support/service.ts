@@ -6,7 +6,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { createRedis, deleteByPrefix } from '../../src/store/redis/client.js';
 import { flowCommand, ROOT } from './cli.js';
-import { dropDatabase, REDIS_URL, testNames } from './stack.js';
+import { dropDatabase, newDataDir, REDIS_URL, removeDataDir, testNames } from './stack.js';
 
 export interface Service {
   child: ChildProcess;
@@ -20,12 +20,12 @@ export interface Service {
 }
 
 export async function startService(extraEnv: Record<string, string> = {}, reuse?: Service): Promise<Service> {
-  const names = testNames();
+  const names = reuse ? null : testNames();
   const env: Record<string, string> = reuse?.env ?? {
-    DATABASE_URL: names.databaseUrl,
+    DATABASE_URL: names!.databaseUrl,
     REDIS_URL,
-    REDIS_PREFIX: names.prefix,
-    FLOW_DATA_DIR: names.dataDir,
+    REDIS_PREFIX: names!.prefix,
+    FLOW_DATA_DIR: extraEnv.FLOW_DATA_DIR ?? newDataDir(),
     HOST: '127.0.0.1',
     PORT: '0',
     STREAM_PORT: '0',
@@ -87,6 +87,7 @@ export async function startService(extraEnv: Record<string, string> = {}, reuse?
       await deleteByPrefix(redis, env.REDIS_PREFIX!);
       redis.disconnect();
       await dropDatabase(database);
+      removeDataDir(env.FLOW_DATA_DIR!);
     },
   };
 }

@@ -60,7 +60,7 @@ export interface TestStack {
   close(): Promise<void>;
 }
 
-export function testNames(): { database: string; prefix: string; databaseUrl: string; dataDir: string } {
+export function testNames(): { database: string; prefix: string; databaseUrl: string } {
   const tag = `${process.pid}_${randomBytes(4).toString('hex')}`;
   const url = new URL(PG_BASE);
   url.pathname = `/flow_test_${tag}`;
@@ -68,8 +68,12 @@ export function testNames(): { database: string; prefix: string; databaseUrl: st
     database: `flow_test_${tag}`,
     prefix: `flowtest_${tag}`,
     databaseUrl: url.toString(),
-    dataDir: mkdtempSync(path.join(tmpdir(), 'flow-test-')),
   };
+}
+
+/** A fresh data directory for a test's service; its owner removes it (removeDataDir). */
+export function newDataDir(): string {
+  return mkdtempSync(path.join(tmpdir(), 'flow-test-'));
 }
 
 export async function dropDatabase(name: string): Promise<void> {
@@ -94,7 +98,7 @@ export async function startStack(
     live?: LiveBookReader;
   } = {},
 ): Promise<TestStack> {
-  const names = testNames();
+  const names = { ...testNames(), dataDir: newDataDir() };
   const env = {
     DATABASE_URL: names.databaseUrl,
     REDIS_URL,

@@ -1,9 +1,9 @@
 /** The mapping file's format, read strictly: every mistake names the path and the fix. */
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadAliasTable, loadMappingFile, mappingFileFromText, matchOptionsFromEnv, MatchConfigError, parseMappingFile } from '../../../src/venues/matching/index.js';
+import { scratchDir } from '../../support/scratch.js';
 
 const H1 = 'kalshi-KXELONMARS-99:binary:yes:0:kalshi-KXELONMARS-99:ft';
 const H2 = 'pm_ev_30829:tournament_winner:yes:0:pm_politics_stephen_a_smith:ft';
@@ -48,7 +48,7 @@ describe('the mapping file', () => {
   });
 
   it('loads files from disk, naming a missing one', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'flow-mapping-'));
+    const dir = scratchDir('flow-mapping-');
     writeFileSync(join(dir, 'ok.json'), JSON.stringify({ version: 1, separate: ['x'] }));
     expect(loadMappingFile(join(dir, 'ok.json')).separate).toEqual(['x']);
     expect(() => loadMappingFile(join(dir, 'missing.json'))).toThrow(`${join(dir, 'missing.json')}: cannot read the mapping file (ENOENT)`);
@@ -57,7 +57,7 @@ describe('the mapping file', () => {
   });
 
   it('reads the files the environment names, naming the variable in an error', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'flow-mapping-env-'));
+    const dir = scratchDir('flow-mapping-env-');
     writeFileSync(join(dir, 'map.json'), JSON.stringify({ version: 1, separate: ['pm_ev_1'] }));
     writeFileSync(join(dir, 'a.json'), JSON.stringify({ version: 1, leagues: { nfl: { name: 'NFL', participant_type: 'team', venue_leagues: { 'kalshi-KXSB': 'outright' } } } }));
     const o = matchOptionsFromEnv({ FLOW_VENUE_ALIASES: ` ${join(dir, 'a.json')} ,`, FLOW_VENUE_MAPPING: join(dir, 'map.json') });

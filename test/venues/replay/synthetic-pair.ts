@@ -6,10 +6,10 @@
  *   const dir = syntheticPairRecordings();   // a fresh temporary folder; the caller removes it
  *   const replay = await startReplayServer({ dir });
  */
-import { cpSync, mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { scratchDir } from '../../support/scratch.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const VENUES = join(HERE, '..');
@@ -20,7 +20,7 @@ export const PAIR_KALSHI_CONTEST = 'kalshi-KXNFLGAME-25DEC27BALGB';
 export const PAIR_POLYMARKET_CONTEST = 'pm_ev_900001';
 
 export function syntheticPairRecordings(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'flow-replay-pair-'));
+  const dir = scratchDir('flow-replay-pair-');
   for (const venue of ['kalshi', 'polymarket']) {
     cpSync(join(VENUES, venue, 'fixtures'), join(dir, venue), { recursive: true });
     cpSync(join(PAIR, venue), join(dir, venue, 'synthetic'), { recursive: true });
