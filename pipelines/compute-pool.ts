@@ -24,7 +24,8 @@ import { threadFile } from './thread-file.js';
  * take, and those hops are what a quote's way to the stream waits on (bench stream-latency).
  * Larger jobs, every job while the pool has work queued, and every job that follows an inline one
  * within INLINE_GAP_MS (a burst: all contests recomputed at once) go to the worker threads, so
- * the event loop is never held for a burst's whole length.
+ * the event loop is never held for a burst's whole length; but a contest whose inline run holds
+ * the stored snapshot stays inline within the gap (see liquidity()).
  */
 export const INLINE_MAX_QUOTES = 64;
 export const INLINE_GAP_MS = 5;
