@@ -7,6 +7,7 @@ export default defineConfig({
     pool: 'forks',
     include: ['test/**/*.test.ts'],
     setupFiles: ['test/support/every-test-asserts.ts', 'test/support/fuzz-seed.ts'],
+    globalSetup: ['test/support/global-setup.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     maxWorkers: 2,

@@ -5,14 +5,14 @@
  * goes over Redis to A and comes back with A's answer; the change flows through A's pipeline to the
  * REST reads and the stream B serves. With A stopped, B says so (503) instead of hanging.
  */
-import { mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectWs, type WsClient } from '../../bench/support/ws-client.js';
 import { ADMIN_TOKEN, checkedFetch, client, eventually, findTotalLine } from '../support/e2e.js';
 import { startService, type Service } from '../support/service.js';
 import { removeDataDir } from '../support/stack.js';
+import { tempDir } from '../support/scratch.js';
 
 let a: Service;
 let b: Service;
@@ -33,7 +33,7 @@ async function sim(method: 'GET' | 'POST', pathname: string, body?: unknown) {
 
 beforeAll(async () => {
   a = await startService({ FLOW_ROLES: 'ingest,compute' });
-  bDir = mkdtempSync(path.join(tmpdir(), 'flow-test-api-'));
+  bDir = tempDir('test-api');
   b = await startService({ ...a.env, FLOW_ROLES: 'api,gateway', FLOW_DATA_DIR: bDir });
   demo = JSON.parse(readFileSync(path.join(a.env.FLOW_DATA_DIR!, 'demo-key.json'), 'utf8'));
   c = client(b, demo.api_key);

@@ -5,9 +5,6 @@
  * exhaust. The simulator is a real SimMarket that is never started, so nothing moves unless a test
  * tells it to (market.tick(t) moves its clock, and with it the time of a venue's balance reading).
  */
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { historyRoutes } from '../../api/rest/history/routes.js';
 import { liquidityRoutes } from '../../api/rest/liquidity/routes.js';
 import { preflightRoutes } from '../../api/rest/orders/index.js';
@@ -21,6 +18,7 @@ import { HotState } from '../../src/store/redis/hot.js';
 import { createSimAdapters } from '../../src/venues/sim/index.js';
 import { SimMarket } from '../../src/sim/index.js';
 import { removeDataDir, startStack, type TestStack } from './stack.js';
+import { tempDir } from './scratch.js';
 
 export interface FullStack {
   stack: TestStack;
@@ -44,7 +42,7 @@ export async function startListeningFullStack(): Promise<FullStack & { port: num
 }
 
 export async function startFullStack(extra: RoutePlugin[] = []): Promise<FullStack> {
-  const dataDir = mkdtempSync(path.join(tmpdir(), 'flow-fullstack-'));
+  const dataDir = tempDir('fullstack');
   const ch = createClickHouse({ url: process.env.CLICKHOUSE_URL ?? null, dataDir });
   const market = new SimMarket({ seed: 8, now: Date.now() });
   const liquidity: RoutePlugin = (app, ctx) => liquidityRoutes(new HotState(ctx.redis, ctx.ks))(app, ctx);

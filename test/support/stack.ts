@@ -2,9 +2,7 @@
  * A real stack for integration tests: its own PostgreSQL database and Redis key prefix (so files run
  * in parallel and never see each other), dropped and deleted at the end.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
+import { rmSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { pino } from 'pino';
 import { buildApp, type BuiltApp, type RoutePlugin } from '../../api/rest/app.js';
@@ -19,6 +17,7 @@ import { deleteByPrefix } from '../../src/store/redis/client.js';
 import { dropDatabase as dropDatabaseAt } from '../../src/store/pg/pool.js';
 import { FIXTURE_CATALOG } from './fixture-catalog.js';
 import { holdToContract } from './openapi-contract.js';
+import { tempDir } from './scratch.js';
 
 /** The server the tests create their databases on: TEST_DATABASE_URL, else the server of DATABASE_URL
  * (the one `infra/services.sh` brought up), else the local default. */
@@ -73,7 +72,7 @@ export function testNames(): { database: string; prefix: string; databaseUrl: st
 
 /** A fresh data directory for a test's service; its owner removes it (removeDataDir). */
 export function newDataDir(): string {
-  return mkdtempSync(path.join(tmpdir(), 'flow-test-'));
+  return tempDir('test');
 }
 
 export async function dropDatabase(name: string): Promise<void> {

@@ -13,9 +13,6 @@
  *   history.after-insert   inserted, not acknowledged (inserted again after the restart: deduplicated)
  * B keeps its ClickHouse data in its own directory; the test reads it once every scenario ran.
  */
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClickHouse } from '../../../src/store/clickhouse/client.js';
 import { createRedis } from '../../../src/store/redis/client.js';
@@ -25,6 +22,7 @@ import { connectWs, type WsClient } from '../../../bench/support/ws-client.js';
 import { client, demoKey, eventually } from '../../support/e2e.js';
 import { startService, type Service } from '../../support/service.js';
 import { removeDataDir } from '../../support/stack.js';
+import { tempDir } from '../../support/scratch.js';
 
 const POINTS = ['compute.before-store', 'compute.after-store', 'history.before-insert', 'history.after-insert'] as const;
 const CHANGES_PER_SCENARIO = 6;
@@ -69,7 +67,7 @@ async function historyDrained(): Promise<boolean> {
 }
 
 beforeAll(async () => {
-  computeDir = mkdtempSync(path.join(tmpdir(), 'flow-compute-kill-'));
+  computeDir = tempDir('compute-kill');
   a = await startService({ FLOW_ROLES: 'api,gateway,ingest' });
   b = await startCompute(null);
   const key = demoKey(a);

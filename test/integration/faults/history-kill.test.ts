@@ -6,8 +6,6 @@
  * chDB allows one process per data directory: this process opens it only while no child runs.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -18,6 +16,7 @@ import { HotState } from '../../../src/store/redis/hot.js';
 import { ROOT } from '../../support/cli.js';
 import { removeDataDir, startStack, type TestStack } from '../../support/stack.js';
 import { APPENDED, appendAll, landed, uniqueContest } from '../history/log-support.js';
+import { tempDir } from '../../support/scratch.js';
 
 const LEASE_MS = 1_000;
 let s: TestStack;
@@ -28,7 +27,7 @@ const openCh = () => createClickHouse({ url: process.env.CLICKHOUSE_URL ?? null,
 beforeAll(async () => {
   s = await startStack({ catalog: null });
   hot = new HotState(s.rt.redis, s.rt.ks);
-  dataDir = mkdtempSync(path.join(tmpdir(), 'flow-history-kill-'));
+  dataDir = tempDir('history-kill');
   const ch = openCh();
   await prepareHistoryStore(ch, { retentionDays: 0 });
   await ch.close();

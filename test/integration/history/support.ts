@@ -1,9 +1,7 @@
 /** Shared by the history integration tests: a chDB client in its own temp directory, per test file. */
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { createClickHouse, type ClickHouseClient } from '../../../src/store/clickhouse/client.js';
 import { removeDataDir } from '../../support/stack.js';
+import { tempDir } from '../../support/scratch.js';
 
 export interface TestClickHouse {
   ch: ClickHouseClient;
@@ -13,7 +11,7 @@ export interface TestClickHouse {
 
 /** CLICKHOUSE_URL runs the same tests against a server (then the tables are shared: use unique ids). */
 export function openTestClickHouse(): TestClickHouse {
-  const dataDir = mkdtempSync(path.join(tmpdir(), 'flow-history-'));
+  const dataDir = tempDir('history');
   const ch = createClickHouse({ url: process.env.CLICKHOUSE_URL ?? null, dataDir });
   return {
     ch,

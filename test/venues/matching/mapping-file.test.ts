@@ -48,7 +48,7 @@ describe('the mapping file', () => {
   });
 
   it('loads files from disk, naming a missing one', () => {
-    const dir = scratchDir('flow-mapping-');
+    const dir = scratchDir('mapping');
     writeFileSync(join(dir, 'ok.json'), JSON.stringify({ version: 1, separate: ['x'] }));
     expect(loadMappingFile(join(dir, 'ok.json')).separate).toEqual(['x']);
     expect(() => loadMappingFile(join(dir, 'missing.json'))).toThrow(`${join(dir, 'missing.json')}: cannot read the mapping file (ENOENT)`);
@@ -57,7 +57,7 @@ describe('the mapping file', () => {
   });
 
   it('reads the files the environment names, naming the variable in an error', () => {
-    const dir = scratchDir('flow-mapping-env-');
+    const dir = scratchDir('mapping-env');
     writeFileSync(join(dir, 'map.json'), JSON.stringify({ version: 1, separate: ['pm_ev_1'] }));
     writeFileSync(join(dir, 'a.json'), JSON.stringify({ version: 1, leagues: { nfl: { name: 'NFL', participant_type: 'team', venue_leagues: { 'kalshi-KXSB': 'outright' } } } }));
     const o = matchOptionsFromEnv({ FLOW_VENUE_ALIASES: ` ${join(dir, 'a.json')} ,`, FLOW_VENUE_MAPPING: join(dir, 'map.json') });

@@ -24,7 +24,7 @@ describe('flow venues matches', { timeout: 120_000 }, () => {
   });
 
   it('takes operator alias and mapping files, and says what to fix in a bad one (exit 2)', () => {
-    const dir = scratchDir('flow-venues-cli-');
+    const dir = scratchDir('venues-cli');
     writeFileSync(join(dir, 'mapping.json'), JSON.stringify({ version: 1, merge: [{ contests: ['kalshi-KXELONMARS-99', 'pm_ev_30829'], id: 'pair' }] }));
     const ok = flow('venues', 'matches', '--mapping', join(dir, 'mapping.json'), '--aliases', join(ROOT, 'test/venues/matching/fixtures/aliases-kalshi-nba-outright.json'));
     expect(ok.status).toBe(0);
@@ -40,7 +40,7 @@ describe('flow venues matches', { timeout: 120_000 }, () => {
   it('exits 2 on a missing recordings folder or an unknown flag, saying what to pass', () => {
     const missing = flow('venues', 'matches', '--dir', '/nonexistent/recordings');
     expect([missing.status, missing.stderr.trim()]).toEqual([2, 'flow: --dir /nonexistent/recordings: no such folder; pass a folder with kalshi/ and/or polymarket/ in it']);
-    const empty = flow('venues', 'matches', '--dir', scratchDir('flow-empty-'));
+    const empty = flow('venues', 'matches', '--dir', scratchDir('empty'));
     expect(empty.status).toBe(2);
     expect(empty.stderr).toMatch(/holds no recordings: expected .*\/kalshi\/ or .*\/polymarket\/.*; pass --dir <recordings>/);
     const flag = flow('venues', 'matches', '--bogus');

@@ -20,7 +20,7 @@ export const PAIR_KALSHI_CONTEST = 'kalshi-KXNFLGAME-25DEC27BALGB';
 export const PAIR_POLYMARKET_CONTEST = 'pm_ev_900001';
 
 export function syntheticPairRecordings(): string {
-  const dir = scratchDir('flow-replay-pair-');
+  const dir = scratchDir('replay-pair');
   for (const venue of ['kalshi', 'polymarket']) {
     cpSync(join(VENUES, venue, 'fixtures'), join(dir, venue), { recursive: true });
     cpSync(join(PAIR, venue), join(dir, venue, 'synthetic'), { recursive: true });
