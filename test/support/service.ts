@@ -19,12 +19,13 @@ export interface Service {
   cleanup(): Promise<void>;
 }
 
-export async function startService(extraEnv: Record<string, string> = {}, reuse?: Service): Promise<Service> {
-  const names = reuse ? null : testNames();
-  const env: Record<string, string> = reuse?.env ?? {
-    DATABASE_URL: names!.databaseUrl,
+/** A new service's environment: its own database, Redis prefix and (unless the test names one) data dir. */
+function freshEnv(extraEnv: Record<string, string>): Record<string, string> {
+  const names = testNames();
+  return {
+    DATABASE_URL: names.databaseUrl,
     REDIS_URL,
-    REDIS_PREFIX: names!.prefix,
+    REDIS_PREFIX: names.prefix,
     FLOW_DATA_DIR: extraEnv.FLOW_DATA_DIR ?? newDataDir(),
     HOST: '127.0.0.1',
     PORT: '0',
@@ -37,6 +38,10 @@ export async function startService(extraEnv: Record<string, string> = {}, reuse?
     FLOW_ASK_PROVIDER: 'rule',
     ...extraEnv,
   };
+}
+
+export async function startService(extraEnv: Record<string, string> = {}, reuse?: Service): Promise<Service> {
+  const env = reuse?.env ?? freshEnv(extraEnv);
   // `flow all` runs every role whatever FLOW_ROLES says; `flow start` honours it.
   const [cmd, argv] = flowCommand([env.FLOW_ROLES ? 'start' : 'all']);
   const child = spawn(cmd, argv, { cwd: ROOT, env: { ...process.env, ...env } });
