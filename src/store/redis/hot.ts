@@ -147,9 +147,11 @@ local nq = tonumber(ARGV[i])
 for k = i + 1, i + nq, 2 do
   if ARGV[k + 1] == '' then redis.call('HDEL', KEYS[15], ARGV[k]) else redis.call('HSET', KEYS[15], ARGV[k], ARGV[k + 1]) end
 end
--- The parts belong to this snapshot (named by its run prefix).
-local head = string.match(ARGV[3], '^{"run":"[^"]*"')
-if head then redis.call('HSET', KEYS[15], '#', head) end
+-- The parts belong to this snapshot (named by its run prefix); a snapshot written whole has none.
+if nq > 0 or base ~= '' then
+  local head = string.match(ARGV[3], '^{"run":"[^"]*"')
+  if head then redis.call('HSET', KEYS[15], '#', head) end
+end
 i = i + nq + 1
 local ne = tonumber(ARGV[i])
 local _, _, liq = append_events(KEYS[8], KEYS[2], ARGV[4], i + 1, ne / ${EVENT_ARGS})

@@ -77,7 +77,8 @@ describe('the snapshot stored in parts', () => {
     await store(c, 1, parts('r1', { 0: q(0, 0.5) }), [['a', 'A1']]);
     const text = '{"run":"r2","contest_id":"c","quotes":{"x":1},"arbs":{}}';
     await hot.writeComputed(c, 2, '[]', text, [['a', 'A2']]);
-    expect(await quotesOf(c)).toEqual({});
+    // No parts key at all (not even their run's name).
+    expect(await s.rt.redis.exists(s.rt.ks.k('snapq', c))).toBe(0);
     expect(await readBack(c)).toEqual([text, text]);
   });
 });
