@@ -32,21 +32,15 @@ function maintenanceUrl(url: string | undefined): string | undefined {
 export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 
 /**
- * Removes a test's data directory. Embedded chDB may still be writing its own logs there for a
- * while after its client closed (the engine lives as long as the process): what cannot be removed
- * now is removed when the process exits.
+ * Removes a test's data directory. Embedded chDB may still write its own logs there for a while
+ * after its client closed (the engine lives as long as the process) and recreate it: what is left
+ * is removed by the run's teardown (test/support/global-setup.ts), which knows it by the run's tag.
  */
 export function removeDataDir(dir: string): void {
   try {
     rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
   } catch {
-    process.once('exit', () => {
-      try {
-        rmSync(dir, { recursive: true, force: true });
-      } catch {
-        /* the OS temp directory is cleaned eventually */
-      }
-    });
+    /* left to the run's teardown */
   }
 }
 

@@ -4,8 +4,7 @@
  * reported by line and writes nothing; synthetic rows are marked and left out of the reads unless
  * FLOW_HISTORY_INCLUDE_SYNTHETIC says otherwise; and the real CLI's exit codes.
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import { Registry } from 'prom-client';
@@ -24,6 +23,7 @@ import { createKey } from '../../../src/store/pg/keys.js';
 import { runCli } from '../../support/cli.js';
 import { removeDataDir, startStack, type TestStack } from '../../support/stack.js';
 import { count, openTestClickHouse, queryString, type TestClickHouse } from './support.js';
+import { tempDir } from '../../support/scratch.js';
 
 const T0 = Date.parse('2026-11-20T12:00:00.000Z');
 const M = 60_000;
@@ -68,7 +68,7 @@ const trades = async (app: BuiltApp, contest: string) => {
 };
 
 beforeAll(async () => {
-  dir = mkdtempSync(path.join(tmpdir(), 'flow-import-'));
+  dir = tempDir('import');
   tch = openTestClickHouse();
   // A store from before the synthetic flag: migrations 1 and 2 only, with a real row in it.
   await tch.ch.command({ query: 'CREATE TABLE flow_history_migrations (version UInt32, name String, applied_at DateTime64(3, \'UTC\') DEFAULT now64(3)) ENGINE = ReplacingMergeTree ORDER BY version' });
