@@ -13,7 +13,7 @@ import { contestOfPositionHash, parsePositionHash } from '../../src/domain/hashe
 import { isClosedGameStatus } from '../../src/domain/lifecycle.js';
 import { normalizeVenueTrade } from '../../src/domain/trades.js';
 import type { Logger } from '../../src/log.js';
-import type { HotState, VenueStateRead } from '../../src/store/redis/hot.js';
+import type { HotState, VenueStateTexts } from '../../src/store/redis/hot.js';
 import type { HistAppend } from '../../src/store/redis/eventlog.js';
 import type { TickRow } from '../../src/domain/history.js';
 import type { GameStateRecord, NormalizedQuote, NormalizedTrade, PriceLevel, StoredQuote, VenueAdapter } from '../../src/venues/types.js';
@@ -37,7 +37,7 @@ export interface FastPath {
   /** The snapshot texts the computation holds for a contest (the write need not send back the one stored, if it is among them). */
   held(contestId: string): readonly string[];
   /** Computes the contest on its reservation, from the venue state the write answered. */
-  compute(contestId: string, state: VenueStateRead<StoredQuote>): void;
+  compute(contestId: string, state: VenueStateTexts): void;
 }
 
 export interface IngesterDeps {
@@ -471,14 +471,14 @@ export class Ingester {
       await Promise.all(
         batch.map(async ({ contestId, quotes, ticks, moved }) => {
           let fast = false;
-          let taken: VenueStateRead<StoredQuote> | null = null;
+          let taken: VenueStateTexts | null = null;
           try {
             const hist: HistAppend[] = ticks.length ? [{ table: 'ticks', rows: JSON.stringify(ticks), hashes: ticks.map((t) => t.liquidity_hash) }] : [];
             // A change beyond re-confirmations is computed at once when the co-located compute has
             // room, the write marking it taken (FastPath); else it is queued below.
             fast = quotes.size > 0 && (moved || this.d.autoFlush === false) && this.fastPath?.reserve() === true;
             // Taken: the write also answers the venue state to compute from (no read of its own).
-            if (fast) taken = await this.d.hot.writeQuotesTaking<StoredQuote>(contestId, [...quotes.values()], hist, this.fastPath!.held(contestId));
+            if (fast) taken = await this.d.hot.writeQuotesTaking(contestId, [...quotes.values()], hist, this.fastPath!.held(contestId));
             else await this.d.hot.writeQuotes(contestId, [...quotes.values()], hist);
             this.quotesFlushed += quotes.size;
             this.noteStaleDue(contestId, quotes.values());

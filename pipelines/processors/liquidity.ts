@@ -8,23 +8,23 @@
  * killed worker loses nothing: BullMQ re-runs the stalled job, or the next change runs a newer one.
  */
 import { Worker } from 'bullmq';
-import type { VenueQuote, PositionInput } from '../../src/compute/types.js';
+import type { PositionInput } from '../../src/compute/types.js';
 import type { LiquidityJobOutput } from '../../src/compute/job.js';
 import { positionInput } from '../../src/compute/contest.js';
 import { ARBITRAGE_TTL_MS } from '../../src/domain/arbitrage.js';
 import { chunk, liquidityUpdateEvents } from '../../src/domain/stream.js';
 import type { Logger } from '../../src/log.js';
-import type { StoredQuote } from '../../src/venues/types.js';
 import { partnerNames } from '../../src/store/pg/catalog.js';
 import { ContestCatalogCache, type ContestCatalog } from '../contest-catalog.js';
 import type { Pool } from '../../src/store/pg/pool.js';
 import type { Keyspace } from '../../src/store/redis/client.js';
-import type { HotState, VenueStateRead } from '../../src/store/redis/hot.js';
+import type { HotState, VenueStateTexts } from '../../src/store/redis/hot.js';
 import type { ComputePool } from '../compute-pool.js';
 import { QUEUE_NAMES, queueOptions, type JobMap } from '../queues.js';
 import type { HistAppend, LogAppend } from '../../src/store/redis/eventlog.js';
 import type { SignalStore } from '../../src/store/redis/signals.js';
 import { failpoint } from '../../src/failpoints.js';
+import { QuoteInputs } from './quote-inputs.js';
 
 /** The stream events a computation implies: liquidity.update, arbitrage.update when the set changed, and ticks, split into chunks. */
 export function streamEvents(contestId: string, leagueId: string | null, out: LiquidityJobOutput, now: number): LogAppend[] {
@@ -41,6 +41,12 @@ export function streamEvents(contestId: string, leagueId: string | null, out: Li
     }
   }
   return events;
+}
+
+function sameNames(a: ReadonlyMap<string, string>, b: ReadonlyMap<string, string>): boolean {
+  if (a.size !== b.size) return false;
+  for (const [k, v] of a) if (b.get(k) !== v) return false;
+  return true;
 }
 
 /** Consensus prices that changed, as price_points history rows (a null consensus is no point). */
@@ -83,6 +89,8 @@ export class LiquidityProcessor {
   private readonly sweep: NodeJS.Timeout;
   private names = new Map<string, string>();
   private namesAt = 0;
+  /** Each contest's quotes as its last computation took them: unchanged texts are not parsed again. */
+  readonly quotes = new QuoteInputs();
   processed = 0;
 
   constructor(private readonly d: LiquidityProcessorDeps) {
@@ -108,7 +116,9 @@ export class LiquidityProcessor {
     const t = this.d.now();
     const m = await this.meta.get(contestId);
     if (t - this.namesAt > META_TTL_MS) {
-      this.names = await partnerNames(this.d.pool);
+      const names = await partnerNames(this.d.pool);
+      // The same names keep the same map: the quotes mapped with it stay good (QuoteInputs).
+      if (!sameNames(names, this.names)) this.names = names;
       this.namesAt = t;
     }
     return m;
@@ -132,7 +142,7 @@ export class LiquidityProcessor {
       this.localRuns--;
     },
     held: (contestId: string): readonly string[] => this.d.compute.heldSnapshots(contestId),
-    compute: (contestId: string, state: VenueStateRead<StoredQuote>): void => {
+    compute: (contestId: string, state: VenueStateTexts): void => {
       this.fastPathRuns++;
       this.process(contestId, state)
         .catch((err: unknown) => this.d.log.warn({ err, contest_id: contestId }, 'fast-path computation failed; its contest is queued once its mark is old enough'))
@@ -148,33 +158,14 @@ export class LiquidityProcessor {
   skipped = 0;
 
   /** Computes a contest from its venue state: `given` (the fast path's write answered it), else read now. */
-  private async process(contestId: string, given?: VenueStateRead<StoredQuote>): Promise<void> {
-    const [meta, state] = await Promise.all([this.contestMeta(contestId), given ?? this.d.hot.readVenueStateToCompute<StoredQuote>(contestId, this.d.compute.heldSnapshots(contestId))]);
+  private async process(contestId: string, given?: VenueStateTexts): Promise<void> {
+    const [meta, state] = await Promise.all([this.contestMeta(contestId), given ?? this.d.hot.readVenueStateToCompute(contestId, this.d.compute.heldSnapshots(contestId))]);
     if (!state) {
       this.skipped++;
       return;
     }
     const now = this.d.now();
-    const byPosition = new Map<string, VenueQuote[]>();
-    for (const q of state.quotes) {
-      let list = byPosition.get(q.position_hash);
-      if (!list) byPosition.set(q.position_hash, (list = []));
-      list.push({
-        partner_id: q.partner_id,
-        partner_name: this.names.get(q.partner_id) ?? q.partner_id,
-        liquidity_hash: q.liquidity_hash,
-        price: q.price,
-        available: q.available,
-        levels: q.levels,
-        fee: q.fee,
-        venue_side_key: q.venue_side_key,
-        source: q.source,
-        as_of: new Date(q.ts_init).toISOString(),
-        ts_event: q.ts_event,
-        real_book: q.real_book,
-        stale_after_ms: q.stale_after_ms,
-      });
-    }
+    const byPosition = this.quotes.byPosition(contestId, state.texts, this.names, now);
     const positions: PositionInput[] = meta.positions.map((p) => positionInput(p, byPosition.get(p.position_hash) ?? []));
     const out = await this.d.compute.liquidity({ input: { contest_id: contestId, positions, now_ms: now, label: meta.label, league_id: meta.leagueId }, prevJson: state.snapshot });
     const events = streamEvents(contestId, meta.leagueId, out, now);
@@ -206,6 +197,7 @@ export class LiquidityProcessor {
   /** Drops cached positions of a contest (after a catalog change). */
   forget(contestId: string): void {
     this.meta.forget(contestId);
+    this.quotes.forget(contestId);
   }
 
   /** Contests whose catalog facts are in memory. */

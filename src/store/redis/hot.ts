@@ -317,6 +317,17 @@ export interface VenueStateRead<Q> {
   snapshot: string | null;
 }
 
+/**
+ * The venue state as a computation reads it: the stored quotes' JSON texts as Redis holds them,
+ * which the caller parses (pipelines/processors/quote-inputs.ts parses only those it has not read
+ * before), with the version and the snapshot.
+ */
+export interface VenueStateTexts {
+  version: number;
+  texts: string[];
+  snapshot: string | null;
+}
+
 /** What a computed write appends to the event log with the state. */
 export interface ComputedAppend {
   events?: readonly LogAppend[];
@@ -395,10 +406,10 @@ export class HotState {
    * write also marks the contest taken and answers what the computation needs, as
    * readVenueStateToCompute does (`held` likewise), in the same round trip.
    */
-  async writeQuotesTaking<Q>(contestId: string, quotes: { liquidity_hash: string; position_hash?: string }[], hist: readonly HistAppend[], held: readonly string[]): Promise<VenueStateRead<Q>> {
+  async writeQuotesTaking(contestId: string, quotes: { liquidity_hash: string; position_hash?: string }[], hist: readonly HistAppend[], held: readonly string[]): Promise<VenueStateTexts> {
     const offered = offerHeld(held);
     const res = (await this.sendQuotes(contestId, quotes, hist, offered.prefixes)) as [number, string[], string];
-    return this.venueStateRead<Q>(res[0], res[1], res[2], offered.texts);
+    return this.stateTexts(res[0], res[1], res[2], offered.texts);
   }
 
   private sendQuotes(contestId: string, quotes: { liquidity_hash: string; position_hash?: string }[], hist: readonly HistAppend[], held: readonly string[] | null): Promise<number | [number, string[], string]> {
@@ -477,23 +488,22 @@ export class HotState {
    * last its runs handed out); when the stored snapshot is one of them (by its run id) it is not
    * sent back, and the read returns that text (on a warm contest, the largest part of the read).
    */
-  async readVenueStateToCompute<Q>(contestId: string, held: readonly string[] = []): Promise<VenueStateRead<Q> | null> {
+  async readVenueStateToCompute(contestId: string, held: readonly string[] = []): Promise<VenueStateTexts | null> {
     const offered = offerHeld(held);
     const res = await this.cmd.readToCompute([this.k('vqv', contestId), this.k('liqv', contestId), this.k('vq', contestId), this.k('snap', contestId), this.fastPathKey, this.k('snapq', contestId)], [contestId, ...offered.prefixes]);
     if (res.length === 1) return null;
-    return this.venueStateRead<Q>(res[0], res[1], res[2], offered.texts);
+    return this.stateTexts(res[0], res[1], res[2], offered.texts);
   }
 
   /** A venue-state read as the scripts answer it: `=k` names the k-th text offered. */
-  private venueStateRead<Q>(version: number, vals: string[], snapshot: string, offered: readonly string[]): VenueStateRead<Q> {
-    const quotes = vals.map((v) => JSON.parse(v) as Q);
+  private stateTexts(version: number, texts: string[], snapshot: string, offered: readonly string[]): VenueStateTexts {
     if (snapshot.startsWith('=')) {
       const text = offered[Number(snapshot.slice(1)) - 1];
       if (text === undefined) throw new Error(`the venue-state read named held snapshot ${snapshot} of ${offered.length}`);
       this.heldSnapshotReads++;
-      return { version: Number(version), quotes, snapshot: text };
+      return { version: Number(version), texts, snapshot: text };
     }
-    return { version: Number(version), quotes, snapshot: snapshot === '' ? null : snapshot };
+    return { version: Number(version), texts, snapshot: snapshot === '' ? null : snapshot };
   }
 
   /** Venue-state reads whose snapshot was one the caller held (not sent back; metrics, tests). */
