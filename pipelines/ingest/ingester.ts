@@ -32,6 +32,14 @@ import type { LiquidityProducer } from '../producers/liquidity.js';
 export interface FastPath {
   /** Takes a computation if there is room; false leaves the change to the queue. */
   reserve(): boolean;
+  /**
+   * Whether the fast path, busy, has room to take a contest for later: the change is then written
+   * marked taken (writeQuotesTakingLater) and handed over with later() once written. A contest
+   * already waiting there counts as room.
+   */
+  roomLater(contestId: string): boolean;
+  /** Computes the contest once the running computation is done, reading its venue state then; false (no room after all) leaves it to the queue. */
+  later(contestId: string): boolean;
   /** Gives back a reservation whose venue-state write failed. */
   release(): void;
   /** The snapshot texts the computation holds for a contest (the write need not send back the one stored, if it is among them). */
@@ -184,6 +192,8 @@ export class Ingester {
   fastPath: FastPath | null = null;
   /** Changes handed to the fast path without a job. */
   fastPathTaken = 0;
+  /** Changes the fast path took for when its running computation was done (metrics, tests). */
+  fastPathLater = 0;
   private sweepingTaken = false;
   /** Tick-history rows dropped because Redis stayed out of reach past maxPendingTicks. */
   ticksDropped = 0;
@@ -471,14 +481,20 @@ export class Ingester {
       await Promise.all(
         batch.map(async ({ contestId, quotes, ticks, moved }) => {
           let fast = false;
+          let later = false;
           let taken: VenueStateTexts | null = null;
           try {
             const hist: HistAppend[] = ticks.length ? [{ table: 'ticks', rows: JSON.stringify(ticks), hashes: ticks.map((t) => t.liquidity_hash) }] : [];
             // A change beyond re-confirmations is computed at once when the co-located compute has
             // room, the write marking it taken (FastPath); else it is queued below.
-            fast = quotes.size > 0 && (moved || this.d.autoFlush === false) && this.fastPath?.reserve() === true;
+            const wanted = quotes.size > 0 && (moved || this.d.autoFlush === false);
+            fast = wanted && this.fastPath?.reserve() === true;
+            // Busy: taken for when the running computation is done, rather than through the queue
+            // (its add, wake-up, moveToActive and completion for one change), while it has room.
+            later = wanted && !fast && this.fastPath?.roomLater(contestId) === true;
             // Taken: the write also answers the venue state to compute from (no read of its own).
             if (fast) taken = await this.d.hot.writeQuotesTaking(contestId, [...quotes.values()], hist, this.fastPath!.held(contestId));
+            else if (later) await this.d.hot.writeQuotesTakingLater(contestId, [...quotes.values()], hist);
             else await this.d.hot.writeQuotes(contestId, [...quotes.values()], hist);
             this.quotesFlushed += quotes.size;
             this.noteStaleDue(contestId, quotes.values());
@@ -500,6 +516,12 @@ export class Ingester {
           if (fast) {
             this.fastPathTaken++;
             this.fastPath!.compute(contestId, taken!);
+            return;
+          }
+          // Marked taken: should the fast path have no room after all, the queue computes it (the
+          // computation clears the mark; failing that, the mark's grace queues it again).
+          if (later && this.fastPath!.later(contestId)) {
+            this.fastPathLater++;
             return;
           }
           try {

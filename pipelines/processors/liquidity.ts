@@ -76,8 +76,14 @@ const META_TTL_MS = 60_000;
 const RUN_RETRY_DELAY_MS = 250;
 /** Far more contests than recompute at once; beyond it the least recently computed are reloaded. */
 const MAX_META = 10_000;
-/** Fast-path computations at once in this process; more changes wait for the queue. */
+/** Fast-path computations at once in this process; more changes wait in its backlog, then the queue. */
 const LOCAL_MAX_IN_FLIGHT = 1;
+/**
+ * Contests the fast path takes for later while it computes: each computed once it is done, from
+ * the venue state as it is then (several changes of a contest waiting make one computation). More
+ * go to the queue.
+ */
+const LOCAL_MAX_WAITING = 256;
 
 export class LiquidityProcessor {
   readonly worker: Worker<JobMap['liquidity']>;
@@ -144,13 +150,43 @@ export class LiquidityProcessor {
     held: (contestId: string): readonly string[] => this.d.compute.heldSnapshots(contestId),
     compute: (contestId: string, state: VenueStateTexts): void => {
       this.fastPathRuns++;
-      this.process(contestId, state)
-        .catch((err: unknown) => this.d.log.warn({ err, contest_id: contestId }, 'fast-path computation failed; its contest is queued once its mark is old enough'))
-        .finally(() => this.localRuns--);
+      this.runLocal(contestId, state);
+    },
+    roomLater: (contestId: string): boolean => !this.closing && (this.waiting.has(contestId) || this.waiting.size < LOCAL_MAX_WAITING),
+    later: (contestId: string): boolean => {
+      if (this.closing || (!this.waiting.has(contestId) && this.waiting.size >= LOCAL_MAX_WAITING)) return false;
+      this.waiting.add(contestId);
+      this.runWaiting();
+      return true;
     },
   };
 
+  /** A fast-path computation on a reservation already taken; the next waiting contest runs when it is done. */
+  private runLocal(contestId: string, state?: VenueStateTexts): void {
+    this.process(contestId, state)
+      .catch((err: unknown) => this.d.log.warn({ err, contest_id: contestId }, 'fast-path computation failed; its contest is queued once its mark is old enough'))
+      .finally(() => {
+        this.localRuns--;
+        this.runWaiting();
+      });
+  }
+
+  /** Starts waiting contests, oldest first, while the fast path has room. */
+  private runWaiting(): void {
+    while (!this.closing && this.localRuns < LOCAL_MAX_IN_FLIGHT && this.waiting.size > 0) {
+      const contestId = this.waiting.values().next().value!;
+      this.waiting.delete(contestId);
+      this.localRuns++;
+      this.fastPathLaterRuns++;
+      this.runLocal(contestId);
+    }
+  }
+
   private localRuns = 0;
+  /** Contests taken for later, in the order taken (their venue-state writes marked them). */
+  private readonly waiting = new Set<string>();
+  /** Computations of contests taken for later (metrics, tests). */
+  fastPathLaterRuns = 0;
   private closing = false;
   /** Contests computed by the fast path (metrics, tests). */
   fastPathRuns = 0;
@@ -212,6 +248,8 @@ export class LiquidityProcessor {
 
   async close(): Promise<void> {
     this.closing = true;
+    // Contests still waiting keep their marks: the ingester's sweep queues them after the grace.
+    this.waiting.clear();
     clearInterval(this.sweep);
     await this.worker.close();
   }

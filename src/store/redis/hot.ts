@@ -89,10 +89,10 @@ end
 // KEYS: closed, hist, lqp, vq, vqv, outl, fastp, snap, snapq; ARGV: n, then n field/value args, then m,
 // then m/3 history triples, then p, then p liquidity_hash/position_hash args (indexed only while the
 // contest is open: a late quote of a closed one must not bring its fields back), then the contest
-// and 1 when a fast-path computation takes the change (marked at Redis' clock), else 0, then (fast
-// path) the run prefixes of the snapshot texts the caller holds. Returns the new venue-state
-// version; on the fast path {version, quotes, snapshot} as READ_TO_COMPUTE_LUA does (the
-// computation needs no read of its own).
+// and the mode: 1 when a fast-path computation takes the change now, 2 when it takes it for later
+// (both marked at Redis' clock), 0 when the queue computes it; then (mode 1) the run prefixes of the
+// snapshot texts the caller holds. Returns the new venue-state version; in mode 1
+// {version, quotes, snapshot} as READ_TO_COMPUTE_LUA does (the computation needs no read of its own).
 const WRITE_QUOTES_LUA = (log: string) => `${FOLLOW_CLOSED_LUA}${HELD_SNAPSHOT_LUA}${log}
 local n = tonumber(ARGV[1])
 -- In slices: unpack is bounded by Lua's C stack (about 8000 values).
@@ -105,10 +105,12 @@ if p > 0 and redis.call('EXISTS', KEYS[1]) == 0 then
   local from = n + 4 + m
   for i = from, from + p - 1, 2000 do redis.call('HSET', KEYS[3], unpack(ARGV, i, math.min(i + 1999, from + p - 1))) end
 end
-local fast = ARGV[n + 5 + m + p] == '1'
-if fast then redis.call('ZADD', KEYS[7], now_ms(), ARGV[n + 4 + m + p]) end
+-- Mode '1': taken now (marked, and the state to compute from answered); '2': taken for later
+-- (marked only: the computation reads when it runs); '0': left to the queue.
+local mode = ARGV[n + 5 + m + p]
+if mode ~= '0' then redis.call('ZADD', KEYS[7], now_ms(), ARGV[n + 4 + m + p]) end
 follow_closed(4, 6)
-if not fast then return v end
+if mode ~= '1' then return v end
 return {v, redis.call('HVALS', KEYS[4]), held_or_snapshot(KEYS[8], KEYS[9], n + 6 + m + p)}
 `;
 
@@ -398,7 +400,16 @@ export class HotState {
    * the tick-history rows of the changes among them appended to the log in the same step.
    */
   async writeQuotes(contestId: string, quotes: { liquidity_hash: string; position_hash?: string }[], hist: readonly HistAppend[] = []): Promise<number> {
-    return Number(await this.sendQuotes(contestId, quotes, hist, null));
+    return Number(await this.sendQuotes(contestId, quotes, hist, 'queue'));
+  }
+
+  /**
+   * writeQuotes for a change the co-located fast path takes to compute once its running computation
+   * is done: the write marks the contest taken, as writeQuotesTaking does, but answers only the
+   * version (the computation reads the state when it runs, by then perhaps changed again).
+   */
+  async writeQuotesTakingLater(contestId: string, quotes: { liquidity_hash: string; position_hash?: string }[], hist: readonly HistAppend[] = []): Promise<number> {
+    return Number(await this.sendQuotes(contestId, quotes, hist, 'later'));
   }
 
   /**
@@ -412,7 +423,8 @@ export class HotState {
     return this.stateTexts(res[0], res[1], res[2], offered.texts);
   }
 
-  private sendQuotes(contestId: string, quotes: { liquidity_hash: string; position_hash?: string }[], hist: readonly HistAppend[], held: readonly string[] | null): Promise<number | [number, string[], string]> {
+  /** `taking`: the held snapshots' prefixes of a computation that takes the change now, 'later' one that takes it once its slot is free, 'queue' none (the queue computes it). */
+  private sendQuotes(contestId: string, quotes: { liquidity_hash: string; position_hash?: string }[], hist: readonly HistAppend[], taking: readonly string[] | 'later' | 'queue'): Promise<number | [number, string[], string]> {
     const args: string[] = [];
     const index: string[] = [];
     for (const q of quotes) {
@@ -422,7 +434,7 @@ export class HotState {
     const h = histArgs(hist);
     return this.cmd.writeQuotes(
       [this.k('closed', contestId), this.log.hist, this.positionIndexKey, this.k('vq', contestId), this.k('vqv', contestId), this.log.outliers(contestId), this.fastPathKey, this.k('snap', contestId), this.k('snapq', contestId)],
-      [args.length, ...args, h.length, ...h, index.length, ...index, contestId, held ? 1 : 0, ...(held ?? [])],
+      [args.length, ...args, h.length, ...h, index.length, ...index, contestId, taking === 'queue' ? 0 : taking === 'later' ? 2 : 1, ...(typeof taking === 'string' ? [] : taking)],
     );
   }
 

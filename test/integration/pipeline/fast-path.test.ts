@@ -59,7 +59,7 @@ describe('depth and snapshot quote fields written since the run a computation co
     try {
       const r = await ready(p, [0.23, 0.77]);
       p.ingester.fastPath = p.processor.fastPath;
-      // Changes the fast path leaves (one at a time) go to the queue: it computes them too.
+      // Changes that come while the fast path computes wait for it (or go to the queue).
       p.processor.worker.resume();
       const writes = vi.spyOn(p.hot, 'writeComputed');
       for (const [k, price] of [0.31, 0.32, 0.33, 0.34].entries()) {
@@ -108,6 +108,44 @@ describe('the co-located fast path', () => {
       expect(await r.jobsWaiting()).toBe(0);
       expect(await r.mark()).toBeNull();
       // Nothing left for the sweep to queue.
+      expect(await p.ingester.queueUnfinishedFastPaths()).toBe(0);
+    } finally {
+      await p.stop();
+    }
+  });
+
+  it('takes a change that comes while it computes for later: marked, no job, computed from the state then once the running one is stored', async () => {
+    const p = frozenSimPipeline(s, 7, NOW, () => NOW);
+    try {
+      // Prices no other test here sets, so neither can be the entry's price already.
+      const r = await ready(p, [0.36, 0.64]);
+      const first = r.price;
+      const second = Number((first + 0.03).toFixed(2));
+      const move = (price: number) => p.market.setQuote({ partner_id: 'sim_exchange', position_hash: r.position, price, available: 500 });
+      p.ingester.fastPath = p.processor.fastPath;
+      // The first computation's store waits until released: the fast path is busy meanwhile.
+      let release!: () => void;
+      const gate = new Promise<void>((res) => (release = res));
+      const store = p.hot.writeComputed.bind(p.hot);
+      const writes = vi.spyOn(p.hot, 'writeComputed').mockImplementationOnce(async (...args) => {
+        await gate;
+        return store(...args);
+      });
+      move(first);
+      await p.ingester.flush();
+      await eventually(async () => writes.mock.calls.length, (n) => n === 1, 5_000);
+      move(second);
+      await p.ingester.flush();
+      expect(p.ingester.fastPathLater).toBe(1);
+      expect(await r.mark()).not.toBeNull();
+      expect(p.processor.fastPathLaterRuns).toBe(0);
+      release();
+      await eventually(() => p.hot.liquidity(r.contest), (j) => entries(j).some((e) => e.liquidity_hash === r.target.liquidity_hash && e.price === second), 5_000);
+      expect(p.processor.fastPathLaterRuns).toBe(1);
+      expect((await r.changes()).map((e) => e.price)).toEqual([first, second]);
+      // No job was added (the worker is paused: it would wait), and the later computation's store cleared the mark.
+      expect(await r.jobsWaiting()).toBe(0);
+      expect(await r.mark()).toBeNull();
       expect(await p.ingester.queueUnfinishedFastPaths()).toBe(0);
     } finally {
       await p.stop();
@@ -175,7 +213,7 @@ describe('the co-located fast path', () => {
       const r = await ready(p, [0.34, 0.66]);
       // A fast path that takes the change and dies before computing it.
       let taken = 0;
-      p.ingester.fastPath = { reserve: () => true, release: () => undefined, held: () => [], compute: () => void taken++ };
+      p.ingester.fastPath = { reserve: () => true, release: () => undefined, roomLater: () => false, later: () => false, held: () => [], compute: () => void taken++ };
       p.market.setQuote({ partner_id: 'sim_exchange', position_hash: r.position, price: r.price, available: 500 });
       await p.ingester.flush();
       expect(taken).toBe(1);
