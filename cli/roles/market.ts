@@ -148,12 +148,20 @@ export async function startIngest(rt: Runtime, opts: IngestOptions = {}): Promis
   market?.start({ interval_ms: opts.simIntervalMs ?? 250, clock: () => rt.clock.now() });
   rt.log.info({ role: 'ingest', venues: adapters.map((a) => a.id), connecting: venues.background.map((a) => a.id) }, 'ingest running');
 
+  // Whether a venue streams its quotes, per adapter: describe() clones the venue's description,
+  // and a simulator command asks on every change it makes.
+  const streams = new WeakMap<VenueAdapter, boolean>();
+  const streaming = (a: VenueAdapter): boolean => {
+    let s = streams.get(a);
+    if (s === undefined) streams.set(a, (s = a.describe().capabilities.quotes.streaming));
+    return s;
+  };
   const sim: SimControl | null = market
     ? {
         market,
         async refresh(partnerId: string) {
           const a = adapters.find((x) => x.id === partnerId);
-          if (a && !a.describe().capabilities.quotes.streaming) await ingester.pollNow(a);
+          if (a && !streaming(a)) await ingester.pollNow(a);
           // The simulator has the change; if Redis cannot take it now, say so (503) rather than
           // hang: the ingester keeps it and passes it on once Redis is back.
           if (!(await ingester.flush())) throw new StoreUnavailable('redis', 'passing the change on to the market pipeline');
