@@ -486,7 +486,7 @@ export class Ingester {
           try {
             const hist: HistAppend[] = ticks.length ? [{ table: 'ticks', rows: JSON.stringify(ticks), hashes: ticks.map((t) => t.liquidity_hash) }] : [];
             // A change beyond re-confirmations is computed at once when the co-located compute has
-            // room, the write marking it taken (FastPath); else it is queued below.
+            // room, the write marking it taken (FastPath); else taken for later, or queued below.
             const wanted = quotes.size > 0 && (moved || this.d.autoFlush === false);
             fast = wanted && this.fastPath?.reserve() === true;
             // Busy: taken for when the running computation is done, rather than through the queue

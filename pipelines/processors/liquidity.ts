@@ -152,14 +152,19 @@ export class LiquidityProcessor {
       this.fastPathRuns++;
       this.runLocal(contestId, state);
     },
-    roomLater: (contestId: string): boolean => !this.closing && (this.waiting.has(contestId) || this.waiting.size < LOCAL_MAX_WAITING),
+    roomLater: (contestId: string): boolean => this.roomLater(contestId),
     later: (contestId: string): boolean => {
-      if (this.closing || (!this.waiting.has(contestId) && this.waiting.size >= LOCAL_MAX_WAITING)) return false;
+      if (!this.roomLater(contestId)) return false;
       this.waiting.add(contestId);
       this.runWaiting();
       return true;
     },
   };
+
+  /** Whether the backlog takes the contest: it waits there already, or there is room. */
+  private roomLater(contestId: string): boolean {
+    return !this.closing && (this.waiting.has(contestId) || this.waiting.size < LOCAL_MAX_WAITING);
+  }
 
   /** A fast-path computation on a reservation already taken; the next waiting contest runs when it is done. */
   private runLocal(contestId: string, state?: VenueStateTexts): void {
