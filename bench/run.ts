@@ -15,6 +15,7 @@ const SCENARIOS: Record<string, string> = {
   soak: './soak.js',
   wallet: './wallet.js',
   orders: './orders.js',
+  'quote-inputs': './quote-inputs.js',
 };
 
 const [name, ...args] = process.argv.slice(2);
