@@ -13,11 +13,12 @@
  *   npm run bench -- quote-inputs [--quotes 1000] [--changed 1] [--reads 400] [--warmup 100]
  */
 import { isDeepStrictEqual, parseArgs } from 'node:util';
-import { QuoteInputs, venueQuoteOf } from '../pipelines/processors/quote-inputs.js';
+import { QuoteInputs } from '../pipelines/processors/quote-inputs.js';
 import type { VenueQuote } from '../src/compute/types.js';
 import type { StoredQuote } from '../src/venues/types.js';
 import { quantile } from './support/closed-loop.js';
 import { runIfMain } from './support/main.js';
+import { parseEveryQuote } from './support/parse-every-quote.js';
 import { Verdict } from './support/verdict.js';
 
 const RATIO_TARGET = 0.25;
@@ -46,18 +47,6 @@ function storedQuote(i: number, price: number, confirmedAt: number): StoredQuote
     ts_init: confirmedAt,
     stale_after_ms: confirmedAt + 30_000,
   };
-}
-
-/** The baseline: every text parsed and mapped, grouped by position. */
-function parseAll(texts: readonly string[]): Map<string, VenueQuote[]> {
-  const out = new Map<string, VenueQuote[]>();
-  for (const t of texts) {
-    const q = JSON.parse(t) as StoredQuote;
-    let list = out.get(q.position_hash);
-    if (!list) out.set(q.position_hash, (list = []));
-    list.push(venueQuoteOf(q, NAMES));
-  }
-  return out;
 }
 
 /** Fresh strings of the same texts, as a client decodes a reply. */
@@ -102,7 +91,7 @@ export default async function run(args: string[]): Promise<void> {
     let tKept: number;
     if (r % 2 === 0) {
       const s0 = performance.now();
-      x = parseAll(a);
+      x = parseEveryQuote(a, NAMES);
       const s1 = performance.now();
       y = inputs.byPosition('ct_bench', b, NAMES, r);
       tBase = s1 - s0;
@@ -111,7 +100,7 @@ export default async function run(args: string[]): Promise<void> {
       const s0 = performance.now();
       y = inputs.byPosition('ct_bench', b, NAMES, r);
       const s1 = performance.now();
-      x = parseAll(a);
+      x = parseEveryQuote(a, NAMES);
       tKept = s1 - s0;
       tBase = performance.now() - s1;
     }

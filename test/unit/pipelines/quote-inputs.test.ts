@@ -1,8 +1,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { QuoteInputs, venueQuoteOf } from '../../../pipelines/processors/quote-inputs.js';
+import { QuoteInputs } from '../../../pipelines/processors/quote-inputs.js';
 import type { VenueQuote } from '../../../src/compute/types.js';
 import type { StoredQuote } from '../../../src/venues/types.js';
+import { parseEveryQuote } from '../../../bench/support/parse-every-quote.js';
 
 function stored(i: number, price: number, tsInit = 1_700_000_000_000 + i): StoredQuote {
   return {
@@ -23,18 +24,6 @@ function stored(i: number, price: number, tsInit = 1_700_000_000_000 + i): Store
   };
 }
 
-/** What the processor computed before QuoteInputs: every text parsed and mapped. */
-function fresh(texts: readonly string[], names: ReadonlyMap<string, string>): Map<string, VenueQuote[]> {
-  const out = new Map<string, VenueQuote[]>();
-  for (const t of texts) {
-    const q = JSON.parse(t) as StoredQuote;
-    let list = out.get(q.position_hash);
-    if (!list) out.set(q.position_hash, (list = []));
-    list.push(venueQuoteOf(q, names));
-  }
-  return out;
-}
-
 const NAMES = new Map([['sim_book01', 'Book 01'], ['sim_exchange', 'Exchange']]);
 
 describe('QuoteInputs', () => {
@@ -42,13 +31,13 @@ describe('QuoteInputs', () => {
     const inputs = new QuoteInputs();
     const texts = [0, 1, 2, 3, 4].map((i) => JSON.stringify(stored(i, 0.4)));
     const first = inputs.byPosition('ct_a', texts, NAMES, 1);
-    expect(first).toEqual(fresh(texts, NAMES));
+    expect(first).toEqual(parseEveryQuote(texts, NAMES));
     expect(inputs.parsed).toBe(5);
 
     const next = [...texts];
     next[2] = JSON.stringify(stored(2, 0.41));
     const second = inputs.byPosition('ct_a', next, NAMES, 2);
-    expect(second).toEqual(fresh(next, NAMES));
+    expect(second).toEqual(parseEveryQuote(next, NAMES));
     expect(inputs.parsed).toBe(6);
     expect(inputs.reused).toBe(4);
     const q0 = (m: Map<string, VenueQuote[]>, i: number) => m.get(`ps-${i % 3}`)!.find((q) => q.liquidity_hash === `lh-${i}`)!;
@@ -65,12 +54,12 @@ describe('QuoteInputs', () => {
     const texts = [0, 1, 2, 3].map((i) => JSON.stringify(stored(i, 0.6)));
     inputs.byPosition('ct_a', texts, NAMES, 1);
     const moved = [texts[0]!, texts[2]!, texts[1]!, texts[3]!];
-    expect(inputs.byPosition('ct_a', moved, NAMES, 2)).toEqual(fresh(moved, NAMES));
+    expect(inputs.byPosition('ct_a', moved, NAMES, 2)).toEqual(parseEveryQuote(moved, NAMES));
     expect(inputs.parsed).toBe(4 + 2);
     expect(inputs.reused).toBe(2);
     // A listing gone and one added: the places before the first difference are kept.
     const changed = [moved[0]!, moved[1]!, JSON.stringify(stored(7, 0.6))];
-    expect(inputs.byPosition('ct_a', changed, NAMES, 3)).toEqual(fresh(changed, NAMES));
+    expect(inputs.byPosition('ct_a', changed, NAMES, 3)).toEqual(parseEveryQuote(changed, NAMES));
     expect(inputs.parsed).toBe(6 + 1);
     expect(inputs.reused).toBe(2 + 2);
   });
@@ -81,7 +70,7 @@ describe('QuoteInputs', () => {
     inputs.byPosition('ct_a', texts, NAMES, 1);
     const renamed = new Map([['sim_book01', 'Book One'], ['sim_exchange', 'Exchange']]);
     const again = inputs.byPosition('ct_a', texts, renamed, 2);
-    expect(again).toEqual(fresh(texts, renamed));
+    expect(again).toEqual(parseEveryQuote(texts, renamed));
     expect(again.get('ps-1')![0]!.partner_name).toBe('Book One');
     expect(inputs.parsed).toBe(4);
     inputs.forget('ct_a');
@@ -113,7 +102,7 @@ describe('QuoteInputs', () => {
           const byHash = new Map(r.map((x) => [x.i, JSON.stringify(stored(x.i, x.price / 100, 1_700_000_000_000 + x.t))]));
           const texts = [...byHash.values()];
           if (rename && k === 2) names = new Map([['sim_book01', 'Renamed']]);
-          expect(inputs.byPosition('ct_p', texts, names, k)).toEqual(fresh(texts, names));
+          expect(inputs.byPosition('ct_p', texts, names, k)).toEqual(parseEveryQuote(texts, names));
         });
       }),
     );
