@@ -206,22 +206,10 @@ end
 /** Events this long or longer are kept deflated in the contest logs (smaller ones gain little). */
 export const PACK_MIN_BYTES = 512;
 
-/**
- * An event deflated for its contest log (raw deflate, base64), with a window sized to the text:
- * zlib's default 32 KB window is allocated and cleared on every call (~130 KB with its hash
- * chains), which for the typical event of a few hundred bytes cost more than compressing it (60
- * against 27 µs a call here, most of the difference system time). The output is the same: zlib
- * matches within the window less MIN_LOOKAHEAD (262 bytes), so a window that covers the text and
- * that margin finds every match the default one would. The reader inflates with the default
- * window, which reads any smaller one.
- */
+/** An event as its contest log keeps it when packed: raw deflate, base64. */
 export function packEvent(text: string): string {
-  const windowBits = Math.min(15, Math.max(9, Math.ceil(Math.log2(Buffer.byteLength(text) + ZLIB_MIN_LOOKAHEAD + 1))));
-  return deflateRawSync(text, { level: 1, windowBits }).toString('base64');
+  return deflateRawSync(text, { level: 1 }).toString('base64');
 }
-
-/** zlib's MIN_LOOKAHEAD: how much of its window a match cannot reach. */
-const ZLIB_MIN_LOOKAHEAD = 262;
 
 /** The event text a contest log's z field holds. */
 export function unpackEvent(packed: string): string {
