@@ -41,7 +41,7 @@
  * the direct calls compute; every change had arbitrages and outliers to detect. Then the ingest
  * scenario runs (bench/ingest.ts; the compute it drives always detects) and its targets join these.
  *   npm run bench -- compute [--changes 3200] [--warmup 50] [--rounds 5] [--warmup-rounds 1] [--in-flight 8]
- *                            [--threads 1] [--ingest-seconds 10]  (0 skips ingest)
+ *                            [--threads 1] [--ingest-seconds 20]  (0 skips ingest)
  */
 import { parseArgs } from 'node:util';
 import { ComputePool, INLINE_MAX_QUOTES } from '../pipelines/compute-pool.js';
@@ -253,7 +253,7 @@ export default async function run(args: string[]): Promise<void> {
       'warmup-rounds': { type: 'string', default: '1' },
       'in-flight': { type: 'string', default: '8' },
       threads: { type: 'string', default: '1' },
-      'ingest-seconds': { type: 'string', default: '10' },
+      'ingest-seconds': { type: 'string', default: '20' },
     },
   });
   const inFlight = Number(values['in-flight']);
