@@ -137,6 +137,8 @@ interface Seen {
   /** The book behind the best level (kept by reference: quotes are never changed once accepted). */
   levels: readonly PriceLevel[];
   side: string;
+  /** The position_hash this process last wrote into the `lqp` index for the listing (null: none yet). */
+  indexed: string | null;
 }
 
 /** Whether two books are the same past what price and available say: both one level or none, or level by level equal. */
@@ -367,7 +369,7 @@ export class Ingester {
       } else {
         if (!bySeen) this.lastSeen.set(contestId, (bySeen = new Map()));
         this.seenCount++;
-        bySeen.set(q.liquidity_hash, { refreshMs: refreshAfterMs(q.liquidity_hash), partner: q.partner_id, price: q.price, available: q.available, at: q.ts_init, levels: q.levels, side: q.venue_side_key });
+        bySeen.set(q.liquidity_hash, { refreshMs: refreshAfterMs(q.liquidity_hash), partner: q.partner_id, price: q.price, available: q.available, at: q.ts_init, levels: q.levels, side: q.venue_side_key, indexed: null });
         if (this.seenCount > (this.d.maxSeen ?? MAX_SEEN)) this.evictOldestSeen(contestId);
       }
     }
@@ -488,14 +490,25 @@ export class Ingester {
             // A change beyond re-confirmations is computed at once when the co-located compute has
             // room, the write marking it taken (FastPath); else taken for later, or queued below.
             const wanted = quotes.size > 0 && (moved || this.d.autoFlush === false);
+            // The lqp index pair of a listing goes with its first write (and again after Redis lost
+            // its data: rebuild() forgets every Seen); marked only once the write has landed.
+            const seenHere = this.lastSeen.get(contestId);
+            const indexing: [Seen, string][] = [];
+            const indexed = (hash: string, positionHash: string): boolean => {
+              const seen = seenHere?.get(hash);
+              if (seen?.indexed === positionHash) return true;
+              if (seen) indexing.push([seen, positionHash]);
+              return false;
+            };
             fast = wanted && this.fastPath?.reserve() === true;
             // Busy: taken for when the running computation is done, rather than through the queue
             // (its add, wake-up, moveToActive and completion for one change), while it has room.
             later = wanted && !fast && this.fastPath?.roomLater(contestId) === true;
             // Taken: the write also answers the venue state to compute from (no read of its own).
-            if (fast) taken = await this.d.hot.writeQuotesTaking(contestId, [...quotes.values()], hist, this.fastPath!.held(contestId));
-            else if (later) await this.d.hot.writeQuotesTakingLater(contestId, [...quotes.values()], hist);
-            else await this.d.hot.writeQuotes(contestId, [...quotes.values()], hist);
+            if (fast) taken = await this.d.hot.writeQuotesTaking(contestId, [...quotes.values()], hist, this.fastPath!.held(contestId), indexed);
+            else if (later) await this.d.hot.writeQuotesTakingLater(contestId, [...quotes.values()], hist, indexed);
+            else await this.d.hot.writeQuotes(contestId, [...quotes.values()], hist, indexed);
+            for (const [seen, positionHash] of indexing) seen.indexed = positionHash;
             this.quotesFlushed += quotes.size;
             this.noteStaleDue(contestId, quotes.values());
           } catch (err) {
