@@ -40,10 +40,20 @@ export const HOT_KINDS = ['vq', 'vqv', 'liq', 'liqv', 'depth', 'snap', 'snapq', 
 export const DEFAULT_HOT_RETENTION_MS = 3_600_000;
 
 // Shared tail of every write script: KEYS[1] is the closed marker; the per-contest keys written
-// follow the shared ones (feed, history), and only they take the contest's expiry.
+// follow the shared ones (feed, history), and only they take the contest's expiry. The marker is
+// read once a script (a script runs alone, so it cannot change meanwhile): closed_at() is its
+// expiry instant, or false while the contest is open.
 const FOLLOW_CLOSED_LUA = `
+local closed_read, closed_instant = false, false
+local function closed_at()
+  if not closed_read then
+    closed_instant = redis.call('GET', KEYS[1])
+    closed_read = true
+  end
+  return closed_instant
+end
 local function follow_closed(from, to)
-  local at = redis.call('GET', KEYS[1])
+  local at = closed_at()
   if not at then return end
   for i = from, to or #KEYS do redis.call('PEXPIREAT', KEYS[i], at) end
 end
@@ -79,8 +89,14 @@ local function stored_snapshot(snapKey, quotesKey)
   return string.sub(s, 1, at + 9) .. table.concat(parts, ',') .. string.sub(s, at + 10)
 end
 local function held_or_snapshot(snapKey, quotesKey, from)
-  for k = from, #ARGV do
-    if redis.call('GETRANGE', snapKey, 0, #ARGV[k] - 1) == ARGV[k] then return '=' .. (k - from + 1) end
+  -- One read of the stored text's head, as long as the longest prefix offered.
+  local longest = 0
+  for k = from, #ARGV do longest = math.max(longest, #ARGV[k]) end
+  if longest > 0 then
+    local head = redis.call('GETRANGE', snapKey, 0, longest - 1)
+    for k = from, #ARGV do
+      if #ARGV[k] > 0 and string.sub(head, 1, #ARGV[k]) == ARGV[k] then return '=' .. (k - from + 1) end
+    end
   end
   return stored_snapshot(snapKey, quotesKey)
 end
@@ -101,7 +117,7 @@ local v = redis.call('INCR', KEYS[5])
 local m = tonumber(ARGV[n + 2])
 append_hist(KEYS[2], KEYS[6], n + 3, m / 3)
 local p = tonumber(ARGV[n + 3 + m])
-if p > 0 and redis.call('EXISTS', KEYS[1]) == 0 then
+if p > 0 and not closed_at() then
   local from = n + 4 + m
   for i = from, from + p - 1, 2000 do redis.call('HSET', KEYS[3], unpack(ARGV, i, math.min(i + 1999, from + p - 1))) end
 end
@@ -176,7 +192,7 @@ i = i + no + 1
 -- by expiry instant under member ARGV[i + 1] (contest and league) so reads find the open ones and the
 -- sweeper clears the expired; an empty set, or a closed contest, has none.
 if ARGV[i] ~= '' then
-  if ARGV[i] == '[]' or redis.call('EXISTS', KEYS[1]) == 1 then
+  if ARGV[i] == '[]' or closed_at() then
     redis.call('DEL', KEYS[11])
     redis.call('ZREM', KEYS[12], ARGV[i + 1])
   else
