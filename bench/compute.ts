@@ -29,8 +29,9 @@
  *           is queueing at that concurrency; a run with one job in flight gives the unloaded
  *           latency (two thread hops included). The main thread's busy time per change
  *           (event-loop utilization) is what the pool costs the thread ingest and the stream run on.
- * Rounds alternate direct and pool (this machine's speed drifts, the cores are shared); figures are
- * the median of the rounds, with their range, after --warmup-rounds not counted (V8 compiles the
+ * Within a round the two sides take turns in eight slices (direct, pool, direct, ...: this
+ * machine's speed swings within seconds, the cores are shared), each side keeping its contests
+ * from one slice to the next; figures are the median of the rounds, with their range, after --warmup-rounds not counted (V8 compiles the
  * code of both sides on helper threads then, which the CPU figures would otherwise carry). Both
  * sides' CPU is the process's over the whole window with the same bookkeeping per change; the
  * bench's own input building, timed on the direct side, is taken off both.
@@ -132,94 +133,160 @@ function spread(values: number[]): { min: number; mean: number; max: number } {
   return { min: Math.min(...values), mean: values.reduce((a, b) => a + b, 0) / values.length, max: Math.max(...values) };
 }
 
-function directRound(inFlight: number, perChain: number, warmup: number): DirectRound {
-  const chains = Array.from({ length: inFlight }, (_, i) => new Chain(i));
-  for (const c of chains) {
-    c.record(runLiquidityJob({ input: c.changes.input(), prevJson: null }), false);
-    for (let k = 0; k < warmup; k++) c.record(runLiquidityJob({ input: c.changes.next(), prevJson: c.prev }), false);
-  }
-  const times: number[] = [];
-  const arbs: number[] = [];
-  const outliers: number[] = [];
-  let inputMs = 0;
-  let ticks = 0;
-  let changed = 0;
-  // Measured as the pool side is: the process's CPU over the whole window (GC and V8's helper
-  // threads included), with the same bookkeeping per change inside it, so neither side is spared
-  // what the other is charged. (A full collection before each window was tried: it shrinks the
-  // young generation, which then makes both sides slower and noisier.) Building the inputs is the
-  // bench's own work, timed here by the clock (the main thread alone runs it) and taken off both.
-  const cpu0 = process.cpuUsage();
-  for (let k = 0; k < perChain; k++) {
-    for (const c of chains) {
-      const i0 = performance.now();
-      const input = c.changes.next();
-      const t0 = performance.now();
-      const out = runLiquidityJob({ input, prevJson: c.prev });
-      times.push(performance.now() - t0);
-      inputMs += t0 - i0;
-      arbs.push(c.record(out, true));
-      outliers.push(out.outliers.length);
-      ticks += out.ticks.length;
-      changed += out.changed.length;
+/**
+ * A round's two sides, measured in alternating slices (direct, pool, direct, ...): this machine's
+ * speed swings by up to half within seconds (the same direct slice of work read 1.1 and 2.2 s of
+ * CPU in consecutive rounds), and a side measured a second after the other would be judged against
+ * another machine. Each side keeps its own contests from one slice to the next.
+ */
+const SLICES = 8;
+
+class DirectSide {
+  private readonly chains: Chain[];
+  private readonly times: number[] = [];
+  private readonly arbs: number[] = [];
+  private readonly outliers: number[] = [];
+  private inputMs = 0;
+  private cpuMs = 0;
+  private ticks = 0;
+  private changed = 0;
+
+  constructor(inFlight: number, warmup: number) {
+    this.chains = Array.from({ length: inFlight }, (_, i) => new Chain(i));
+    for (const c of this.chains) {
+      c.record(runLiquidityJob({ input: c.changes.input(), prevJson: null }), false);
+      for (let k = 0; k < warmup; k++) c.record(runLiquidityJob({ input: c.changes.next(), prevJson: c.prev }), false);
     }
   }
-  const cpu = cpuMs(process.cpuUsage(cpu0));
-  const n = times.length;
-  return {
-    ...figures(times),
-    outcomes: chains.map((c) => c.outcome),
-    cpu: (cpu - inputMs) / n,
-    inputCpu: inputMs / n,
-    arbs: spread(arbs),
-    outliers: spread(outliers),
-    ticksPerChange: ticks / n,
-    changedPerChange: changed / n,
-    snapshotBytes: chains[0]!.outcome.snapshot.length,
-    positionsBytes: chains[0]!.outcome.positions.length,
-  };
+
+  /**
+   * `perChain` changes of each contest. Measured as the pool side is: the process's CPU over the
+   * slice (GC and V8's helper threads included), with the same bookkeeping per change inside it, so
+   * neither side is spared what the other is charged. (A full collection before each window was
+   * tried: it shrinks the young generation, which then makes both sides slower and noisier.)
+   * Building the inputs is the bench's own work, timed here by the clock (the main thread alone runs
+   * it) and taken off both.
+   */
+  slice(perChain: number): void {
+    const cpu0 = process.cpuUsage();
+    for (let k = 0; k < perChain; k++) {
+      for (const c of this.chains) {
+        const i0 = performance.now();
+        const input = c.changes.next();
+        const t0 = performance.now();
+        const out = runLiquidityJob({ input, prevJson: c.prev });
+        this.times.push(performance.now() - t0);
+        this.inputMs += t0 - i0;
+        this.arbs.push(c.record(out, true));
+        this.outliers.push(out.outliers.length);
+        this.ticks += out.ticks.length;
+        this.changed += out.changed.length;
+      }
+    }
+    this.cpuMs += cpuMs(process.cpuUsage(cpu0));
+  }
+
+  result(): DirectRound {
+    const n = this.times.length;
+    return {
+      ...figures(this.times),
+      outcomes: this.chains.map((c) => c.outcome),
+      cpu: (this.cpuMs - this.inputMs) / n,
+      inputCpu: this.inputMs / n,
+      arbs: spread(this.arbs),
+      outliers: spread(this.outliers),
+      ticksPerChange: this.ticks / n,
+      changedPerChange: this.changed / n,
+      snapshotBytes: this.chains[0]!.outcome.snapshot.length,
+      positionsBytes: this.chains[0]!.outcome.positions.length,
+    };
+  }
 }
 
-async function poolRound(pool: ComputePool, inFlight: number, perChain: number, warmup: number): Promise<PoolRound> {
-  const chains = Array.from({ length: inFlight }, (_, i) => new Chain(i));
-  const through = async (c: Chain, input: ContestInput, count: boolean, latencies?: number[]): Promise<void> => {
+class PoolSide {
+  private readonly chains: Chain[];
+  private readonly latencies: number[] = [];
+  private readonly pooled0: number;
+  private readonly inline0: number;
+  private wallMs = 0;
+  private cpuMs = 0;
+  private mainMs = 0;
+
+  private constructor(
+    private readonly pool: ComputePool,
+    inFlight: number,
+  ) {
+    this.chains = Array.from({ length: inFlight }, (_, i) => new Chain(i));
+    this.pooled0 = pool.pooledRuns;
+    this.inline0 = pool.inlineRuns;
+  }
+
+  static async start(pool: ComputePool, inFlight: number, warmup: number): Promise<PoolSide> {
+    const side = new PoolSide(pool, inFlight);
+    await Promise.all(
+      side.chains.map(async (c) => {
+        await side.through(c, c.changes.input(), false);
+        for (let k = 0; k < warmup; k++) await side.through(c, c.changes.next(), false);
+      }),
+    );
+    return side;
+  }
+
+  private async through(c: Chain, input: ContestInput, count: boolean): Promise<void> {
     const t0 = performance.now();
-    const out = await pool.liquidity({ input, prevJson: c.prev });
-    latencies?.push(performance.now() - t0);
+    const out = await this.pool.liquidity({ input, prevJson: c.prev });
+    if (count) this.latencies.push(performance.now() - t0);
     c.record(out, count);
-  };
-  await Promise.all(
-    chains.map(async (c) => {
-      await through(c, c.changes.input(), false);
-      for (let k = 0; k < warmup; k++) await through(c, c.changes.next(), false);
-    }),
-  );
-  const pooled0 = pool.pooledRuns;
-  const inline0 = pool.inlineRuns;
-  const latencies: number[] = [];
-  const elu0 = performance.eventLoopUtilization();
-  const cpu0 = process.cpuUsage();
-  const t0 = performance.now();
-  await Promise.all(
-    chains.map(async (c) => {
-      for (let k = 0; k < perChain; k++) await through(c, c.changes.next(), true, latencies);
-    }),
-  );
-  const wall = performance.now() - t0;
-  const cpu = cpuMs(process.cpuUsage(cpu0));
-  const elu = performance.eventLoopUtilization(elu0);
-  const n = latencies.length;
-  const lat = figures(latencies);
-  return {
-    mean: wall / n,
-    p50: lat.p50,
-    p99: lat.p99,
-    outcomes: chains.map((c) => c.outcome),
-    cpu: cpu / n,
-    mainMs: elu.active / n,
-    pooled: pool.pooledRuns - pooled0,
-    inline: pool.inlineRuns - inline0,
-  };
+  }
+
+  /** `perChain` changes of each contest, every contest's chain in flight at once. */
+  async slice(perChain: number): Promise<void> {
+    const elu0 = performance.eventLoopUtilization();
+    const cpu0 = process.cpuUsage();
+    const t0 = performance.now();
+    await Promise.all(
+      this.chains.map(async (c) => {
+        for (let k = 0; k < perChain; k++) await this.through(c, c.changes.next(), true);
+      }),
+    );
+    this.wallMs += performance.now() - t0;
+    this.cpuMs += cpuMs(process.cpuUsage(cpu0));
+    this.mainMs += performance.eventLoopUtilization(elu0).active;
+  }
+
+  result(): PoolRound {
+    const n = this.latencies.length;
+    const lat = figures(this.latencies);
+    return {
+      mean: this.wallMs / n,
+      p50: lat.p50,
+      p99: lat.p99,
+      outcomes: this.chains.map((c) => c.outcome),
+      cpu: this.cpuMs / n,
+      mainMs: this.mainMs / n,
+      pooled: this.pool.pooledRuns - this.pooled0,
+      inline: this.pool.inlineRuns - this.inline0,
+    };
+  }
+}
+
+/** One round: the direct calls and the pool (8 in flight) in alternating slices of `perChain` changes a contest in all. */
+async function pairedRound(pool: ComputePool, inFlight: number, perChain: number, warmup: number): Promise<{ d: DirectRound; p: PoolRound }> {
+  const d = new DirectSide(inFlight, warmup);
+  const p = await PoolSide.start(pool, inFlight, warmup);
+  for (let s = 0; s < SLICES; s++) {
+    const k = Math.floor((perChain * (s + 1)) / SLICES) - Math.floor((perChain * s) / SLICES);
+    d.slice(k);
+    await p.slice(k);
+  }
+  return { d: d.result(), p: p.result() };
+}
+
+/** The pool with `inFlight` jobs in flight, in one slice. */
+async function poolRound(pool: ComputePool, inFlight: number, perChain: number, warmup: number): Promise<PoolRound> {
+  const side = await PoolSide.start(pool, inFlight, warmup);
+  await side.slice(perChain);
+  return side.result();
 }
 
 /** The median of the rounds' values and their range, as text. */
@@ -280,13 +347,11 @@ export default async function run(args: string[]): Promise<void> {
     // Warm-up rounds first, not counted: their CPU holds V8's optimizing compiles (on helper threads)
     // of both sides' code, which a service pays once, not per change.
     for (let r = 0; r < warmupRounds; r++) {
-      directRound(inFlight, perChain, warmup);
-      await poolRound(pool, inFlight, perChain, warmup);
+      await pairedRound(pool, inFlight, perChain, warmup);
       await poolRound(pool, 1, Math.max(1, Math.round(perChain / 2)), warmup);
     }
     for (let r = 0; r < rounds; r++) {
-      const d = directRound(inFlight, perChain, warmup);
-      const p = await poolRound(pool, inFlight, perChain, warmup);
+      const { d, p } = await pairedRound(pool, inFlight, perChain, warmup);
       // One job in flight: the latency of a change in a quiet pipeline (fewer changes: it is slow by design).
       const u = await poolRound(pool, 1, Math.max(1, Math.round(perChain / 2)), warmup);
       matching += sameOutcomes(d.outcomes, p.outcomes);
