@@ -31,10 +31,11 @@
  *           (event-loop utilization) is what the pool costs the thread ingest and the stream run on.
  * Within a round the two sides take turns in eight slices (direct, pool, direct, ...: this
  * machine's speed swings within seconds, the cores are shared), each side keeping its contests
- * from one slice to the next; figures are the median of the rounds, with their range, after --warmup-rounds not counted (V8 compiles the
- * code of both sides on helper threads then, which the CPU figures would otherwise carry). Both
- * sides' CPU is the process's over the whole window with the same bookkeeping per change; the
- * bench's own input building, timed on the direct side, is taken off both.
+ * from one slice to the next; figures are the median of the rounds, with their range, after
+ * --warmup-rounds not counted (V8 compiles the code of both sides on helper threads then, which
+ * the CPU figures would otherwise carry). Both sides' CPU is the process's over their slices with
+ * the same bookkeeping per change; the bench's own input building, timed on the direct side, is
+ * taken off both.
  * Targets: direct CPU per change ≤ 1 ms; pool wall time per change at saturation ≤ 1 ms (≥ 1,000
  * changes/s of such contests); pool overhead = pool CPU per change / direct CPU per change ≤ 1.3
  * (CPU, not wall time: a saturated pool keeps two threads busy, the main thread cloning while the

@@ -422,7 +422,7 @@ export class HotState {
    * the tick-history rows of the changes among them appended to the log in the same step. Each
    * quote's liquidity_hash → position_hash pair goes into the `lqp` index with it, unless `indexed`
    * says this writer has stored that very pair before (a listing's pair changes only when the
-   * catalog moves it, and re-sending it with every change was half the write's arguments per quote, ~15 % of its bytes).
+   * catalog moves it; re-sent with every change, it was half the write's arguments per quote).
    */
   async writeQuotes(contestId: string, quotes: { liquidity_hash: string; position_hash?: string }[], hist: readonly HistAppend[] = [], indexed?: IndexedPredicate): Promise<number> {
     return Number(await this.sendQuotes(contestId, quotes, hist, 'queue', indexed));

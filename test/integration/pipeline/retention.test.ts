@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ComputePool } from '../../../pipelines/compute-pool.js';
 import { LiquidityProducer } from '../../../pipelines/producers/liquidity.js';
+import { arbitrageIndexKey, arbitrageKey, contestMember } from '../../../src/store/redis/contest-index.js';
 import { HOT_KINDS, HotState } from '../../../src/store/redis/hot.js';
 import { buildSimCatalog, SimMarket } from '../../../src/sim/index.js';
 import type { NormalizedQuote } from '../../../src/venues/types.js';
@@ -91,6 +92,20 @@ describe('hot state of a closed contest', () => {
     } finally {
       await stop();
     }
+  });
+
+  it('a closed contest keeps no arbitrages: a late computation that found some clears them', async () => {
+    const hot = new HotState(s.rt.redis, s.rt.ks, { closedRetentionMs: RETENTION_MS });
+    const c = 'ct_arb_closing';
+    const found = { json: '[{"arbitrage_id":"a1"}]', leagueId: null, ttlMs: 60_000 };
+    const member = contestMember(c, null);
+    await hot.writeComputed(c, 1, '[1]', '{}', [['h', '{}']], { arbitrages: found });
+    expect(await s.rt.redis.get(arbitrageKey(s.rt.ks, c))).toBe(found.json);
+    expect(await s.rt.redis.zscore(arbitrageIndexKey(s.rt.ks), member)).not.toBeNull();
+    await hot.closeContest(c);
+    await hot.writeComputed(c, 2, '[2]', '{}', [['h', '{}']], { arbitrages: found });
+    expect(await s.rt.redis.get(arbitrageKey(s.rt.ks, c))).toBeNull();
+    expect(await s.rt.redis.zscore(arbitrageIndexKey(s.rt.ks), member)).toBeNull();
   });
 
   it('a write after the retention has passed does not revive the state', async () => {
